@@ -1,0 +1,103 @@
+"""Input checks: usable input with problems. Each is a pure function returning findings.
+
+Task checks take `(task, bench)`; attempt checks take `(attempt, grades, bench)` where `grades` are
+that attempt's recorded grades. Unusable input never reaches here: the loaders refuse it.
+"""
+
+from __future__ import annotations
+
+from collections.abc import Callable, Iterator
+
+from rubric_audit.model import Attempt, Benchmark, CriterionGrade, Finding, Task
+
+
+def input_unknown_world(task: Task, bench: Benchmark) -> Iterator[Finding]:
+    """The task runs in a world the benchmark does not describe."""
+    if bench.world(task.world_id) is None:
+        yield Finding(task_id=task.id, check="input_unknown_world", severity="error",
+                      message=f"world_id {task.world_id!r} is not in world_descriptions.json",
+                      evidence={"world_id": task.world_id,
+                                "known_worlds": [w.id for w in bench.worlds]})
+
+
+def input_world_files_missing(task: Task, bench: Benchmark) -> Iterator[Finding]:
+    """The task's world is described but has neither a folder nor a zip."""
+    world = bench.world(task.world_id)
+    if world is not None and world.source is None:
+        yield Finding(task_id=task.id, check="input_world_files_missing", severity="error",
+                      message=f"world {world.id!r} has no files: neither worlds/{world.id}/ nor "
+                              f"world_files_zipped/{world.id}.zip exists",
+                      evidence={"world_id": world.id})
+
+
+def input_task_without_criteria(task: Task, bench: Benchmark) -> Iterator[Finding]:
+    """A task with an empty rubric cannot be graded."""
+    if not task.criteria:
+        yield Finding(task_id=task.id, check="input_task_without_criteria", severity="error",
+                      message="the task has no rubric criteria, so it cannot be graded")
+
+
+def input_empty_criterion(task: Task, bench: Benchmark) -> Iterator[Finding]:
+    """A criterion whose text is empty grades nothing."""
+    for criterion in task.criteria:
+        if not criterion.text.strip():
+            yield Finding(task_id=task.id, criterion_id=criterion.id,
+                          check="input_empty_criterion", severity="error",
+                          message=f"criterion {criterion.id} has empty text")
+
+
+def input_missing_gold_file(task: Task, bench: Benchmark) -> Iterator[Finding]:
+    """A file gold with nothing under gold_files/<task_id>/."""
+    if task.gold is not None and task.gold.type == "file" and not task.gold.files:
+        yield Finding(task_id=task.id, check="input_missing_gold_file", severity="warning",
+                      message=f"gold_response_type is 'file' but gold_files/{task.id}/ is empty "
+                              f"or missing")
+
+
+def input_missing_task_files(task: Task, bench: Benchmark) -> Iterator[Finding]:
+    """The task declares input files but has no task_files/<task_id>/ overlay."""
+    if task.input_files_declared and task.overlay is None:
+        yield Finding(task_id=task.id, check="input_missing_task_files", severity="warning",
+                      message=f"task_input_files is set but task_files/{task.id}/ does not exist")
+
+
+def input_unknown_task(attempt: Attempt, grades: list[CriterionGrade],
+                       bench: Benchmark) -> Iterator[Finding]:
+    """A run folder for a task the benchmark does not have."""
+    if bench.task(attempt.task_id) is None:
+        yield Finding(task_id=attempt.task_id, check="input_unknown_task", severity="warning",
+                      message=f"run folder {attempt.source} is for a task not in the benchmark; "
+                              f"attempt {attempt.id} was not imported",
+                      evidence={"attempt": attempt.id, "source": attempt.source})
+
+
+def input_grade_mismatch(attempt: Attempt, grades: list[CriterionGrade],
+                         bench: Benchmark) -> Iterator[Finding]:
+    """Recorded grades whose verifier ids do not match the task's rubric."""
+    task = bench.task(attempt.task_id)
+    if task is None or attempt.state != "graded":
+        return
+    graded = {g.criterion_id for g in grades}
+    rubric = {c.id for c in task.criteria}
+    unknown, ungraded = sorted(graded - rubric), sorted(rubric - graded)
+    if unknown or ungraded:
+        yield Finding(task_id=task.id, check="input_grade_mismatch", severity="error",
+                      message=f"grades.json of {attempt.id} does not match the rubric: "
+                              f"{len(unknown)} unknown verifier id(s), {len(ungraded)} criterion(s) "
+                              f"without a grade",
+                      evidence={"attempt": attempt.id, "unknown_verifier_ids": unknown,
+                                "criteria_without_grade": ungraded})
+
+
+TaskCheck = Callable[[Task, Benchmark], Iterator[Finding]]
+AttemptCheck = Callable[[Attempt, list[CriterionGrade], Benchmark], Iterator[Finding]]
+
+TASK_INPUT_CHECKS: list[TaskCheck] = [
+    input_unknown_world,
+    input_world_files_missing,
+    input_task_without_criteria,
+    input_empty_criterion,
+    input_missing_gold_file,
+    input_missing_task_files,
+]
+ATTEMPT_INPUT_CHECKS: list[AttemptCheck] = [input_unknown_task, input_grade_mismatch]

@@ -1,0 +1,271 @@
+"""Load Archipelago run folders: attempts, their recorded grades, and the tasks they name.
+
+A variant folder holds `<task_id>/` attempt folders (or `<task_id>/attempt_<k>/` for several
+attempts), `results.csv` and `results.failures.jsonl`. Machine paths in results.csv are ignored:
+attempts are found by task id under the variant folder. An attempt whose grading run did not
+complete is `unavailable`, with the reason from the failures file where one is given.
+"""
+
+from __future__ import annotations
+
+import csv
+import hashlib
+import json
+import re
+from collections import Counter
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field
+
+from rubric_audit.errors import InputError, read_json
+from rubric_audit.model import Attempt, Criterion, CriterionGrade, Task, Usage
+
+RESULTS_CSV = "results.csv"
+FAILURES_JSONL = "results.failures.jsonl"
+ATTEMPT_FILES = ("trajectory.json", "verifiers.json", "initial_messages.json", "grades.json")
+ATTEMPT_DIR = re.compile(r"attempt_(\d+)")
+
+
+class RecordedRuns(BaseModel):
+    """Everything read from run folders: attempts, recorded grades, and tasks as the runs saw them."""
+
+    attempts: list[Attempt] = Field(default_factory=list)
+    grades: list[CriterionGrade] = Field(default_factory=list)
+    tasks: dict[str, Task] = Field(default_factory=dict)
+
+
+def _is_attempt_dir(folder: Path) -> bool:
+    return any((folder / name).is_file() for name in ATTEMPT_FILES)
+
+
+def _is_variant_dir(folder: Path) -> bool:
+    if (folder / RESULTS_CSV).is_file() or (folder / FAILURES_JSONL).is_file():
+        return True
+    return any(child.is_dir() and (_is_attempt_dir(child) or any(_attempt_subdirs(child)))
+               for child in folder.iterdir())
+
+
+def _attempt_subdirs(task_dir: Path) -> list[tuple[int, Path]]:
+    found = []
+    for child in task_dir.iterdir():
+        match = ATTEMPT_DIR.fullmatch(child.name)
+        if child.is_dir() and match and int(match.group(1)) >= 1:
+            found.append((int(match.group(1)), child))
+    return sorted(found)
+
+
+def variant_dirs(path: Path) -> list[Path]:
+    """The variant folders under `path`: itself, or its child folders that are variant folders."""
+    path = Path(path)
+    if not path.is_dir():
+        raise InputError(path, None, "no such run folder")
+    if _is_variant_dir(path):
+        return [path]
+    found = sorted(child for child in path.iterdir() if child.is_dir() and _is_variant_dir(child))
+    if not found:
+        raise InputError(path, None, "not a run folder: expected results.csv or task folders, "
+                                     "or a folder of such variant folders")
+    return found
+
+
+def _results_rows(variant: Path) -> list[dict[str, str]]:
+    path = variant / RESULTS_CSV
+    if not path.is_file():
+        return []
+    with path.open(newline="", encoding="utf-8") as fh:
+        reader = csv.DictReader(fh)
+        if reader.fieldnames is None or "task_id" not in reader.fieldnames:
+            raise InputError(path, "task_id", "missing required column")
+        return list(reader)
+
+
+def _failures(variant: Path) -> list[dict[str, Any]]:
+    path = variant / FAILURES_JSONL
+    if not path.is_file():
+        return []
+    out = []
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if not line.strip():
+            continue
+        try:
+            record = json.loads(line)
+        except json.JSONDecodeError as exc:
+            raise InputError(path, f"line {number}", f"malformed JSON: {exc.msg}") from None
+        if not isinstance(record, dict) or "task_id" not in record:
+            raise InputError(path, f"line {number}.task_id", "missing required field")
+        out.append(record)
+    return out
+
+
+def _optional_json(folder: Path, name: str) -> Any:
+    path = folder / name
+    return read_json(path) if path.is_file() else None
+
+
+def _expect(value: Any, kind: type, path: Path, field: str) -> Any:
+    if not isinstance(value, kind):
+        raise InputError(path, field, f"expected {'an object' if kind is dict else 'a list'}, "
+                                      f"found {type(value).__name__}")
+    return value
+
+
+def fingerprint(folder: Path) -> str:
+    """Hash of the attempt folder's own files (not nested attempt folders)."""
+    digest = hashlib.sha256()
+    for path in sorted(p for p in folder.iterdir() if p.is_file()):
+        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    artifacts = folder / "artifacts"
+    if artifacts.is_dir():
+        for path in sorted(p for p in artifacts.rglob("*") if p.is_file()):
+            digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes())
+    return digest.hexdigest()[:16]
+
+
+def final_answer(trajectory: dict[str, Any]) -> str | None:
+    """The last `final_answer` tool message, else the trajectory's `output`."""
+    for message in reversed(trajectory.get("messages") or []):
+        if message.get("role") == "tool" and message.get("name") == "final_answer":
+            content = message.get("content")
+            return content if isinstance(content, str) else json.dumps(content)
+    output = trajectory.get("output")
+    if output is None or isinstance(output, str):
+        return output
+    return json.dumps(output)
+
+
+def _usage(raw: Any) -> Usage:
+    raw = raw if isinstance(raw, dict) else {}
+    return Usage(**{k: raw.get(k) for k in ("prompt_tokens", "completion_tokens", "total_tokens")},
+                 cost=raw.get("cost"))
+
+
+def _grades(attempt_id: str, raw: dict[str, Any], path: Path) -> list[CriterionGrade]:
+    out = []
+    results = _expect(raw.get("verifier_results") or [], list, path, "verifier_results")
+    for i, result in enumerate(results):
+        result = _expect(result, dict, path, f"verifier_results[{i}]")
+        if not result.get("verifier_id"):
+            raise InputError(path, f"verifier_results[{i}].verifier_id", "missing required field")
+        values = result.get("verifier_result_values") or {}
+        grade = values.get("judge_grade")
+        score = result.get("score")
+        if result.get("status", "ok") != "ok" or (grade is None and score is None):
+            verdict = "unscored"
+        elif grade in ("pass", "fail"):
+            verdict = grade
+        else:
+            verdict = "pass" if float(score) >= 1.0 else "fail"
+        out.append(CriterionGrade(attempt_id=attempt_id, criterion_id=result["verifier_id"],
+                                  grader="recorded", verdict=verdict,
+                                  rationale=values.get("grade_rationale") or "",
+                                  score=None if score is None else float(score)))
+    return out
+
+
+def _task_from_run(folder: Path, task_id: str, row: dict[str, str]) -> Task:
+    """The task as the run recorded it (prompt and verifiers), for runs imported without a bench."""
+    path = folder / "verifiers.json"
+    verifiers = _expect(_optional_json(folder, "verifiers.json") or [], list, path, "(top level)")
+    criteria = []
+    world_id = row.get("world_id", "")
+    for i, v in enumerate(verifiers):
+        v = _expect(v, dict, path, f"[{i}]")
+        values = v.get("verifier_values") or {}
+        if not v.get("verifier_id"):
+            raise InputError(path, f"[{i}].verifier_id", "missing required field")
+        criteria.append(Criterion(id=v["verifier_id"], text=values.get("criteria", ""),
+                                  primary=bool(values.get("is_primary_objective"))))
+        world_id = world_id or v.get("world_id", "")
+    messages = _optional_json(folder, "initial_messages.json") or []
+    prompt = next((m.get("content", "") for m in messages
+                   if isinstance(m, dict) and m.get("role") == "user"), "")
+    return Task(id=task_id, name=task_id, domain=row.get("domain", ""), world_id=world_id,
+                prompt=prompt if isinstance(prompt, str) else json.dumps(prompt),
+                criteria=criteria, source="runs")
+
+
+def _attempt(folder: Path, variant: str, task_id: str, index: int, model: str,
+             failure: dict[str, Any] | None) -> tuple[Attempt, list[CriterionGrade]]:
+    attempt_id = Attempt.make_id(variant, task_id, index)
+    trajectory = _optional_json(folder, "trajectory.json") or {}
+    _expect(trajectory, dict, folder / "trajectory.json", "(top level)")
+    grades_raw = _optional_json(folder, "grades.json")
+    settings = _optional_json(folder, "grading_settings.json") or {}
+    status = grades_raw.get("grading_run_status") if isinstance(grades_raw, dict) else None
+    graded = status == "completed"
+    if graded:
+        reason = None
+    elif failure is not None:
+        reason = str(failure.get("error") or failure.get("status") or "listed in failures file")
+    elif grades_raw is None:
+        reason = "no grades.json: the attempt never reached grading"
+    else:
+        reason = f"grading_run_status is {status!r}, not 'completed'"
+    artifacts_dir = folder / "artifacts"
+    attempt = Attempt(
+        id=attempt_id, task_id=task_id, model=model, variant=variant, index=index,
+        state="graded" if graded else "unavailable", unavailable_reason=reason,
+        answer=final_answer(trajectory),
+        artifacts=sorted(p.relative_to(folder).as_posix() for p in artifacts_dir.rglob("*")
+                         if p.is_file()) if artifacts_dir.is_dir() else [],
+        trajectory=[m for m in trajectory.get("messages") or [] if isinstance(m, dict)],
+        usage=_usage(trajectory.get("usage")),
+        wall_time=trajectory.get("time_elapsed"),
+        agent_status=trajectory.get("status"),
+        judge_model=settings.get("llm_judge_model") if isinstance(settings, dict) else None,
+        source=str(folder),
+        fingerprint=fingerprint(folder),
+    )
+    grades = _grades(attempt_id, grades_raw, folder / "grades.json") if graded else []
+    return attempt, grades
+
+
+def _attempt_folders(task_dir: Path) -> list[tuple[int, Path]]:
+    """Attempt k of a task: `attempt_<k>/` folders; files directly in the task folder are attempt 1."""
+    numbered = _attempt_subdirs(task_dir)
+    if _is_attempt_dir(task_dir):
+        if any(k == 1 for k, _ in numbered):
+            raise InputError(task_dir, None, "holds attempt files and an attempt_1 folder: "
+                                             "which one is attempt 1 is ambiguous")
+        numbered.insert(0, (1, task_dir))
+    return numbered
+
+
+def load_variant(variant_dir: Path) -> RecordedRuns:
+    """All attempts under one variant folder."""
+    variant = variant_dir.name
+    rows = _results_rows(variant_dir)
+    failures = _failures(variant_dir)
+    row_by_task = {r["task_id"]: r for r in rows}
+    failure_by_task = {f["task_id"]: f for f in failures}
+    models = Counter(r.get("agent_model") for r in [*rows, *failures] if r.get("agent_model"))
+    default_model = models.most_common(1)[0][0] if models else variant
+    runs = RecordedRuns()
+    for task_dir in sorted(p for p in variant_dir.iterdir() if p.is_dir()):
+        task_id = task_dir.name
+        row = row_by_task.get(task_id) or {
+            k: str(v) for k, v in failure_by_task.get(task_id, {}).items()}
+        model = row.get("agent_model") or default_model
+        for index, folder in _attempt_folders(task_dir):
+            attempt, grades = _attempt(folder, variant, task_id, index, model,
+                                       failure_by_task.get(task_id))
+            if attempt.judge_model is None and row.get("judge_model"):
+                attempt = attempt.model_copy(update={"judge_model": row["judge_model"]})
+            runs.attempts.append(attempt)
+            runs.grades.extend(grades)
+            runs.tasks.setdefault(task_id, _task_from_run(folder, task_id, row))
+    return runs
+
+
+def load_runs(paths: list[Path]) -> RecordedRuns:
+    """Attempts from run folders: each a variant folder or a folder of variant folders."""
+    combined = RecordedRuns()
+    for path in paths:
+        for variant_dir in variant_dirs(Path(path)):
+            runs = load_variant(variant_dir)
+            combined.attempts.extend(runs.attempts)
+            combined.grades.extend(runs.grades)
+            for task_id, task in runs.tasks.items():
+                combined.tasks.setdefault(task_id, task)
+    return combined

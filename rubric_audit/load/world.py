@@ -1,0 +1,244 @@
+"""Read what a task's world holds: files, mailbox (mbox), calendar (ics) and chat (Takeout layout).
+
+A world is a folder or a zip with `filesystem/` and `.apps_data/` (or `apps_data/`); the task's
+overlay (`task_files/<task_id>/`) is laid on top. Corrupt mail, calendar or chat files are unusable
+input and raise InputError naming the file.
+"""
+
+from __future__ import annotations
+
+import email.policy
+import io
+import json
+import mailbox
+import tempfile
+import zipfile
+from email.message import EmailMessage
+from email.utils import getaddresses, parsedate_to_datetime
+from pathlib import Path, PurePosixPath
+
+from pydantic import ValidationError
+
+from rubric_audit.errors import InputError, invalid
+from rubric_audit.model import (
+    Benchmark,
+    CalendarEvent,
+    ChatMember,
+    ChatMessage,
+    ChatSpace,
+    MailMessage,
+    Task,
+    WorldContents,
+    WorldFile,
+)
+
+APPS_DIRS = (".apps_data", "apps_data")
+TEXT_SUFFIXES = {".md", ".txt", ".csv", ".json", ".tsv", ".html", ".xml", ".yaml", ".yml"}
+
+
+def _folder_tree(folder: Path) -> dict[str, bytes]:
+    return {p.relative_to(folder).as_posix(): p.read_bytes()
+            for p in sorted(folder.rglob("*")) if p.is_file()}
+
+
+def _zip_tree(archive: Path) -> dict[str, bytes]:
+    """Entries of a world zip, with a single wrapping folder (if any) stripped."""
+    with zipfile.ZipFile(archive) as zf:
+        entries = {i.filename: zf.read(i) for i in zf.infolist() if not i.is_dir()}
+    tops = {PurePosixPath(name).parts[0] for name in entries}
+    if len(tops) == 1 and not tops & {"filesystem", *APPS_DIRS}:
+        top = tops.pop()
+        entries = {name[len(top) + 1:]: data for name, data in entries.items()}
+    return entries
+
+
+def task_tree(bench: Benchmark, task: Task) -> dict[str, bytes]:
+    """Every file of the task's world with its overlay applied, by relative path."""
+    root = Path(bench.root)
+    world = bench.world(task.world_id)
+    tree: dict[str, bytes] = {}
+    if world and world.source:
+        source = root / world.source
+        tree = _zip_tree(source) if source.suffix == ".zip" else _folder_tree(source)
+    if task.overlay:
+        tree.update(_folder_tree(root / task.overlay))
+    return {_normal_apps_path(k): v for k, v in tree.items()}
+
+
+def _normal_apps_path(path: str) -> str:
+    head, _, rest = path.partition("/")
+    return f".apps_data/{rest}" if head in APPS_DIRS else path
+
+
+def file_text(path: str, data: bytes) -> str | None:
+    """Plain text of a file where the format has one (text, xlsx cells and formulas, docx)."""
+    suffix = PurePosixPath(path).suffix.lower()
+    try:
+        if suffix in TEXT_SUFFIXES:
+            return data.decode("utf-8", errors="replace")
+        if suffix == ".xlsx":
+            return _xlsx_text(data)
+        if suffix == ".docx":
+            import docx
+
+            return "\n".join(p.text for p in docx.Document(io.BytesIO(data)).paragraphs)
+    except (zipfile.BadZipFile, KeyError, ValueError) as exc:
+        raise InputError(path, None, f"unreadable {suffix} file: {exc}") from None
+    return None
+
+
+def _xlsx_text(data: bytes) -> str:
+    import openpyxl
+
+    book = openpyxl.load_workbook(io.BytesIO(data), data_only=False)
+    lines = []
+    for sheet in book.worksheets:
+        for row in sheet.iter_rows():
+            for cell in row:
+                if cell.value is not None:
+                    lines.append(f"{sheet.title}!{cell.coordinate} = {cell.value}")
+    return "\n".join(lines)
+
+
+def _addresses(value: str | None) -> list[str]:
+    return [addr for _, addr in getaddresses([value])] if value else []
+
+
+def _body(msg: EmailMessage) -> str:
+    part = msg.get_body(preferencelist=("plain",)) if msg.is_multipart() else msg
+    return part.get_content() if part is not None else ""
+
+
+def read_mbox(name: str, data: bytes) -> list[MailMessage]:
+    """Messages of one mbox file, via the standard library's mailbox reader."""
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / "box.mbox"
+        path.write_bytes(data)
+        box = mailbox.mbox(path, factory=None, create=False)
+        out = []
+        try:
+            for i, raw in enumerate(box):
+                msg = email.message_from_bytes(raw.as_bytes(), policy=email.policy.default)
+                date = msg.get("Date")
+                out.append(MailMessage(
+                    message_id=(msg.get("Message-ID") or f"<{name}#{i}>").strip(),
+                    mailbox=name,
+                    date=parsedate_to_datetime(date).isoformat() if date else "",
+                    sender=str(msg.get("From", "")),
+                    to=_addresses(msg.get("To")),
+                    cc=_addresses(msg.get("Cc")),
+                    subject=str(msg.get("Subject", "")),
+                    in_reply_to=(msg.get("In-Reply-To") or None),
+                    body=_body(msg),
+                ))
+        except (ValueError, TypeError, LookupError) as exc:
+            raise InputError(name, f"message {len(out) + 1}", f"unreadable mail: {exc}") from None
+        finally:
+            box.close()
+    if data.strip() and not out:
+        raise InputError(name, None, "not an mbox file (no 'From ' separator line)")
+    return out
+
+
+def read_ics(name: str, data: bytes) -> list[CalendarEvent]:
+    """VEVENTs of one iCalendar file."""
+    import icalendar
+
+    try:
+        cal = icalendar.Calendar.from_ical(data)
+    except ValueError as exc:
+        raise InputError(name, None, f"not a valid iCalendar file: {exc}") from None
+
+    def when(event: icalendar.Event, key: str) -> str:
+        return event.decoded(key).isoformat() if key in event else ""
+
+    return [
+        CalendarEvent(
+            uid=str(ev.get("UID", "")),
+            calendar=name,
+            summary=str(ev.get("SUMMARY", "")),
+            description=str(ev.get("DESCRIPTION", "")),
+            location=str(ev.get("LOCATION", "")),
+            start=when(ev, "DTSTART"),
+            end=when(ev, "DTEND"),
+            attendees=[str(a).removeprefix("mailto:").removeprefix("MAILTO:")
+                       for a in _as_list(ev.get("ATTENDEE"))],
+        )
+        for ev in cal.walk("VEVENT")
+    ]
+
+
+def _as_list(value: object) -> list[object]:
+    if value is None:
+        return []
+    return list(value) if isinstance(value, list) else [value]
+
+
+def _chat_json(name: str, data: bytes) -> dict:
+    try:
+        parsed = json.loads(data)
+    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
+        raise InputError(name, None, f"malformed JSON: {exc}") from None
+    if not isinstance(parsed, dict):
+        raise InputError(name, "(top level)", "expected an object")
+    return parsed
+
+
+def read_chat_space(folder: str, info: bytes | None, messages: bytes | None) -> ChatSpace:
+    """One Google Chat Takeout space: group_info.json and messages.json."""
+    space_name = PurePosixPath(folder).name
+    members: list[ChatMember] = []
+    if info is not None:
+        meta = _chat_json(f"{folder}/group_info.json", info)
+        space_name = meta.get("name") or space_name
+        try:
+            members = [ChatMember.model_validate({"name": m.get("name", ""),
+                                                  "email": m.get("email", "")})
+                       for m in meta.get("members", [])]
+        except (ValidationError, AttributeError) as exc:
+            raise InputError(f"{folder}/group_info.json", "members", str(exc)) from None
+    out: list[ChatMessage] = []
+    if messages is not None:
+        name = f"{folder}/messages.json"
+        for i, m in enumerate(_chat_json(name, messages).get("messages", [])):
+            if not isinstance(m, dict):
+                raise InputError(name, f"messages[{i}]", "expected an object")
+            creator = m.get("creator") or {}
+            try:
+                out.append(ChatMessage(
+                    message_id=str(m.get("message_id") or f"{space_name}#{i}"),
+                    author=creator.get("name", ""), author_email=creator.get("email", ""),
+                    created=m.get("created_date", ""), text=m.get("text", ""),
+                    topic_id=m.get("topic_id")))
+            except ValidationError as exc:
+                raise invalid(Path(name), f"messages[{i}]", exc) from None
+    return ChatSpace(name=space_name, members=members, messages=out)
+
+
+def world_contents(tree: dict[str, bytes], with_text: bool = True) -> WorldContents:
+    """Sort a task tree into files, mail, calendar events and chat spaces."""
+    contents = WorldContents()
+    spaces: dict[str, dict[str, bytes]] = {}
+    for path, data in sorted(tree.items()):
+        parts = PurePosixPath(path).parts
+        if parts[0] == "filesystem" and len(parts) > 1:
+            rel = "/".join(parts[1:])
+            text = file_text(path, data) if with_text else None
+            contents.files.append(WorldFile(path=rel, size=len(data), text=text))
+        elif parts[:2] == (".apps_data", "mail") and path.endswith(".mbox"):
+            contents.mail.extend(read_mbox(path, data))
+        elif parts[:2] == (".apps_data", "calendar") and path.endswith(".ics"):
+            contents.events.extend(read_ics(path, data))
+        elif parts[:3] == (".apps_data", "chat", "Groups") and len(parts) == 5:
+            spaces.setdefault("/".join(parts[:4]), {})[parts[4]] = data
+    for folder, files in sorted(spaces.items()):
+        contents.chat.append(read_chat_space(folder, files.get("group_info.json"),
+                                             files.get("messages.json")))
+    contents.mail.sort(key=lambda m: (m.date, m.message_id))
+    contents.events.sort(key=lambda e: (e.start, e.uid))
+    return contents
+
+
+def load_task_world(bench: Benchmark, task: Task, with_text: bool = True) -> WorldContents:
+    """What the task's agent can see: its world with the task overlay applied."""
+    return world_contents(task_tree(bench, task), with_text=with_text)

@@ -1,0 +1,226 @@
+"""The data model every stage shares: benchmarks, worlds, tasks, attempts, grades, findings, reviews.
+
+Field names follow rubric-audit's vocabulary (docs/design.md); the loaders map the APEX and
+Archipelago names onto them. Everything here is plain data: no I/O, no behaviour beyond lookups.
+"""
+
+from __future__ import annotations
+
+import hashlib
+from typing import Any, Literal
+
+from pydantic import BaseModel, ConfigDict, Field
+
+
+class Record(BaseModel):
+    """Base for all models: unknown fields are errors, so a typo never passes silently."""
+
+    model_config = ConfigDict(extra="forbid")
+
+
+class Criterion(Record):
+    """One rubric criterion (an APEX `verifier`)."""
+
+    id: str
+    text: str
+    explanation: str = ""
+    weight: float = 1.0
+    primary: bool = False
+
+
+class Gold(Record):
+    """The reference answer: text, or deliverable files under `gold_files/<task_id>/`."""
+
+    type: Literal["text", "file"] = "text"
+    text: str = ""
+    files: list[str] = Field(default_factory=list, description="paths relative to the benchmark")
+
+
+class Task(Record):
+    """One benchmark task: a prompt in a world, graded by its rubric."""
+
+    id: str
+    name: str
+    domain: str = ""
+    world_id: str
+    prompt: str
+    criteria: list[Criterion]
+    gold: Gold | None = None
+    expected_output: str | None = None
+    input_files_declared: bool = False
+    overlay: str | None = Field(None, description="task_files/<task_id>/, relative, when present")
+    source: Literal["benchmark", "runs"] = "benchmark"
+
+    def version(self) -> str:
+        """A short hash of the task's content, so results can say which version they graded."""
+        return hashlib.sha256(self.model_dump_json().encode()).hexdigest()[:16]
+
+    def criterion(self, criterion_id: str) -> Criterion | None:
+        return next((c for c in self.criteria if c.id == criterion_id), None)
+
+
+class App(Record):
+    service_id: str
+    service_name: str = ""
+
+
+class World(Record):
+    """A fictional firm the tasks run in; `source` is its zip or folder, relative to the benchmark."""
+
+    id: str
+    name: str = ""
+    description: str = ""
+    domain: str = ""
+    apps: list[App] = Field(default_factory=list)
+    source: str | None = None
+
+
+class Benchmark(Record):
+    """An APEX-format benchmark directory, loaded."""
+
+    name: str
+    root: str
+    tasks: list[Task]
+    worlds: list[World]
+
+    def task(self, key: str) -> Task | None:
+        """The task with this id or name."""
+        return next((t for t in self.tasks if key in (t.id, t.name)), None)
+
+    def world(self, world_id: str) -> World | None:
+        return next((w for w in self.worlds if w.id == world_id), None)
+
+
+class WorldFile(Record):
+    path: str
+    size: int
+    text: str | None = Field(None, description="extracted text where the format has one")
+
+
+class MailMessage(Record):
+    message_id: str
+    mailbox: str
+    date: str
+    sender: str
+    to: list[str] = Field(default_factory=list)
+    cc: list[str] = Field(default_factory=list)
+    subject: str = ""
+    in_reply_to: str | None = None
+    body: str = ""
+
+
+class CalendarEvent(Record):
+    uid: str
+    calendar: str
+    summary: str = ""
+    description: str = ""
+    location: str = ""
+    start: str = ""
+    end: str = ""
+    attendees: list[str] = Field(default_factory=list)
+
+
+class ChatMember(Record):
+    name: str
+    email: str = ""
+
+
+class ChatMessage(Record):
+    message_id: str
+    author: str
+    author_email: str = ""
+    created: str = ""
+    text: str = ""
+    topic_id: str | None = None
+
+
+class ChatSpace(Record):
+    name: str
+    members: list[ChatMember] = Field(default_factory=list)
+    messages: list[ChatMessage] = Field(default_factory=list)
+
+
+class WorldContents(Record):
+    """What an agent can see in a task's world (world plus task overlay)."""
+
+    files: list[WorldFile] = Field(default_factory=list)
+    mail: list[MailMessage] = Field(default_factory=list)
+    events: list[CalendarEvent] = Field(default_factory=list)
+    chat: list[ChatSpace] = Field(default_factory=list)
+
+
+class Usage(Record):
+    prompt_tokens: int | None = None
+    completion_tokens: int | None = None
+    total_tokens: int | None = None
+    cost: float | None = None
+
+
+class Attempt(Record):
+    """One agent run of one task. `unavailable` means no grade exists: never a fail."""
+
+    id: str
+    task_id: str
+    model: str
+    variant: str
+    index: int = Field(ge=1)
+    state: Literal["graded", "unavailable"]
+    unavailable_reason: str | None = None
+    answer: str | None = None
+    artifacts: list[str] = Field(default_factory=list)
+    trajectory: list[dict[str, Any]] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage)
+    wall_time: float | None = None
+    agent_status: str | None = None
+    judge_model: str | None = None
+    source: str = Field("", description="the attempt folder it was read from")
+    fingerprint: str = Field("", description="hash of the attempt folder's files")
+
+    @staticmethod
+    def make_id(variant: str, task_id: str, index: int) -> str:
+        return f"{variant}/{task_id}/{index}"
+
+
+Verdict = Literal["pass", "fail", "unscored", "not_applicable"]
+
+
+class CriterionGrade(Record):
+    """One verdict on one criterion of one attempt, by one grader (`recorded`, `judge:<m>`, `code`)."""
+
+    attempt_id: str
+    criterion_id: str
+    grader: str
+    verdict: Verdict
+    rationale: str = ""
+    score: float | None = None
+
+
+Severity = Literal["error", "warning", "info"]
+
+
+class Finding(Record):
+    """Something a check found; `check` is the name of the function that found it."""
+
+    task_id: str | None
+    criterion_id: str | None = None
+    check: str
+    severity: Severity
+    message: str
+    evidence: dict[str, Any] = Field(default_factory=dict)
+
+
+ReviewLabel = Literal[
+    "defective_task", "grader_error", "ambiguous", "model_error", "sound", "unearned"
+]
+
+
+class Review(Record):
+    """One entry of the append-only review log; a retraction points at the entry it undoes."""
+
+    reviewer: str
+    created_at: str
+    task_id: str
+    label: ReviewLabel | None = None
+    note: str = ""
+    evidence_hash: str = ""
+    retracts: int | None = None

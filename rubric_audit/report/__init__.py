@@ -1,0 +1,1 @@
+"""The audit's outputs: audit.json (summary), findings.jsonl and report.md."""

@@ -1,0 +1,94 @@
+"""Scores per model and variant from stored attempts and grades (APEX pass rule).
+
+An attempt passes only if every criterion passes. An attempt with no fail but an `unscored`
+criterion has no outcome, like an unavailable one: neither counts as a fail.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from statistics import mean
+from typing import Literal
+
+from pydantic import BaseModel
+
+from rubric_audit.model import Attempt, CriterionGrade, Task
+
+Outcome = Literal["pass", "fail", "unscored"]
+
+
+class VariantScore(BaseModel):
+    """Scores of one model and prompt variant, by one grader."""
+
+    model: str
+    variant: str
+    grader: str
+    tasks: int
+    tasks_scored: int
+    attempts: int
+    graded_attempts: int
+    unavailable_attempts: int
+    unscored_attempts: int
+    pass_at_1: float | None
+    mean_criterion_score: float | None
+
+
+def attempt_outcome(task: Task, grades: list[CriterionGrade]) -> Outcome:
+    """pass if every criterion passes, fail if any fails, else unscored."""
+    verdicts = {g.criterion_id: g.verdict for g in grades}
+    per_criterion = [verdicts.get(c.id, "unscored") for c in task.criteria]
+    if "fail" in per_criterion:
+        return "fail"
+    if per_criterion and all(v == "pass" for v in per_criterion):
+        return "pass"
+    return "unscored"
+
+
+def criterion_score(task: Task, grades: list[CriterionGrade]) -> float | None:
+    """Weighted share of criteria that pass; None for a task without weight."""
+    passed = {g.criterion_id for g in grades if g.verdict == "pass"}
+    total = sum(c.weight for c in task.criteria)
+    return sum(c.weight for c in task.criteria if c.id in passed) / total if total else None
+
+
+def score_variants(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGrade],
+                   grader: str = "recorded") -> list[VariantScore]:
+    """pass@1 = mean over tasks of the share of graded attempts that pass every criterion."""
+    task_by_id = {t.id: t for t in tasks}
+    grades_by_attempt: dict[str, list[CriterionGrade]] = defaultdict(list)
+    for g in grades:
+        if g.grader == grader:
+            grades_by_attempt[g.attempt_id].append(g)
+    groups: dict[tuple[str, str], list[Attempt]] = defaultdict(list)
+    for a in attempts:
+        if a.task_id in task_by_id:
+            groups[(a.model, a.variant)].append(a)
+    scores = []
+    for (model, variant), group in sorted(groups.items()):
+        per_task_pass: dict[str, list[float]] = defaultdict(list)
+        per_task_score: dict[str, list[float]] = defaultdict(list)
+        unscored = 0
+        for a in group:
+            if a.state != "graded":
+                continue
+            task = task_by_id[a.task_id]
+            outcome = attempt_outcome(task, grades_by_attempt[a.id])
+            if outcome == "unscored":
+                unscored += 1
+                continue
+            per_task_pass[a.task_id].append(1.0 if outcome == "pass" else 0.0)
+            score = criterion_score(task, grades_by_attempt[a.id])
+            if score is not None:
+                per_task_score[a.task_id].append(score)
+        graded = sum(a.state == "graded" for a in group)
+        scores.append(VariantScore(
+            model=model, variant=variant, grader=grader,
+            tasks=len({a.task_id for a in group}),
+            tasks_scored=len(per_task_pass),
+            attempts=len(group), graded_attempts=graded,
+            unavailable_attempts=len(group) - graded, unscored_attempts=unscored,
+            pass_at_1=mean(mean(v) for v in per_task_pass.values()) if per_task_pass else None,
+            mean_criterion_score=(mean(mean(v) for v in per_task_score.values())
+                                  if per_task_score else None),
+        ))
+    return scores

@@ -1,0 +1,231 @@
+"""audit.db: the SQLite store through which the stages exchange data.
+
+The schema version lives in `PRAGMA user_version`; MIGRATIONS[i] takes a store from version i to
+i + 1, so an older audit.db is upgraded in place and a newer one is refused. Rows hold the pydantic
+model as JSON plus the columns queries filter on. Reviews are append-only (enforced by triggers).
+"""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from collections.abc import Iterable, Iterator
+from contextlib import contextmanager
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from rubric_audit.errors import InputError
+from rubric_audit.load.runs import RecordedRuns
+from rubric_audit.model import Attempt, Benchmark, CriterionGrade, Finding, Review, Task, World
+
+MIGRATIONS = [
+    """
+    CREATE TABLE benchmark (
+        id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL, root TEXT NOT NULL);
+    CREATE TABLE tasks (
+        task_id TEXT PRIMARY KEY, name TEXT NOT NULL, domain TEXT NOT NULL,
+        world_id TEXT NOT NULL, source TEXT NOT NULL, version TEXT NOT NULL, json TEXT NOT NULL);
+    CREATE TABLE worlds (world_id TEXT PRIMARY KEY, json TEXT NOT NULL);
+    CREATE TABLE attempts (
+        attempt_id TEXT PRIMARY KEY, task_id TEXT NOT NULL, model TEXT NOT NULL,
+        variant TEXT NOT NULL, attempt_index INTEGER NOT NULL, state TEXT NOT NULL,
+        fingerprint TEXT NOT NULL, json TEXT NOT NULL);
+    CREATE INDEX attempts_by_task ON attempts (task_id);
+    CREATE TABLE grades (
+        attempt_id TEXT NOT NULL REFERENCES attempts (attempt_id), criterion_id TEXT NOT NULL,
+        grader TEXT NOT NULL, verdict TEXT NOT NULL, json TEXT NOT NULL,
+        PRIMARY KEY (attempt_id, criterion_id, grader));
+    CREATE TABLE findings (
+        id INTEGER PRIMARY KEY, stage TEXT NOT NULL, task_id TEXT, criterion_id TEXT,
+        check_name TEXT NOT NULL, severity TEXT NOT NULL, json TEXT NOT NULL,
+        UNIQUE (stage, json));
+    CREATE TABLE reviews (
+        id INTEGER PRIMARY KEY, reviewer TEXT NOT NULL, created_at TEXT NOT NULL,
+        task_id TEXT NOT NULL, label TEXT, note TEXT NOT NULL, evidence_hash TEXT NOT NULL,
+        retracts INTEGER REFERENCES reviews (id));
+    CREATE TRIGGER reviews_no_update BEFORE UPDATE ON reviews
+        BEGIN SELECT RAISE(ABORT, 'reviews are append-only'); END;
+    CREATE TRIGGER reviews_no_delete BEFORE DELETE ON reviews
+        BEGIN SELECT RAISE(ABORT, 'reviews are append-only'); END;
+    """,
+]
+SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class ImportSummary(BaseModel):
+    """What an import changed: new attempts, ones already stored, and conflicting ones kept out."""
+
+    added_graded: int = 0
+    added_unavailable: int = 0
+    unchanged: int = 0
+    conflicts: int = 0
+
+    @property
+    def added(self) -> int:
+        return self.added_graded + self.added_unavailable
+
+
+def _dump(model: BaseModel) -> str:
+    return model.model_dump_json()
+
+
+class AuditStore:
+    """An open audit.db. Use as a context manager; writes happen inside `transaction()`."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        try:
+            self.db = sqlite3.connect(self.path, isolation_level=None)
+            self.db.execute("PRAGMA foreign_keys = ON")
+            self._migrate()
+        except sqlite3.DatabaseError as exc:
+            raise InputError(self.path, None, f"not a usable audit.db: {exc}") from None
+
+    def __enter__(self) -> AuditStore:
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.close()
+
+    def close(self) -> None:
+        self.db.close()
+
+    def _migrate(self) -> None:
+        version = self.db.execute("PRAGMA user_version").fetchone()[0]
+        if version > SCHEMA_VERSION:
+            raise InputError(self.path, None, f"schema version {version} is newer than this "
+                                              f"rubric-audit understands ({SCHEMA_VERSION})")
+        for target, script in enumerate(MIGRATIONS[version:], start=version + 1):
+            with self.transaction():
+                for statement in filter(str.strip, script.split(";\n")):
+                    self.db.execute(statement)
+                self.db.execute(f"PRAGMA user_version = {target}")
+
+    @property
+    def schema_version(self) -> int:
+        return self.db.execute("PRAGMA user_version").fetchone()[0]
+
+    @contextmanager
+    def transaction(self) -> Iterator[None]:
+        """All or nothing: an exception rolls back every write made inside."""
+        self.db.execute("BEGIN IMMEDIATE")
+        try:
+            yield
+        except BaseException:
+            self.db.execute("ROLLBACK")
+            raise
+        self.db.execute("COMMIT")
+
+    def save_benchmark(self, bench: Benchmark) -> None:
+        """Store the benchmark's tasks and worlds, replacing earlier versions of them."""
+        self.db.execute("INSERT OR REPLACE INTO benchmark (id, name, root) VALUES (1, ?, ?)",
+                        (bench.name, bench.root))
+        self.db.executemany(
+            "INSERT OR REPLACE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(t.id, t.name, t.domain, t.world_id, t.source, t.version(), _dump(t))
+             for t in bench.tasks])
+        self.db.executemany("INSERT OR REPLACE INTO worlds VALUES (?, ?)",
+                            [(w.id, _dump(w)) for w in bench.worlds])
+
+    def add_runs(self, runs: RecordedRuns) -> tuple[ImportSummary, list[Finding]]:
+        """Add attempts not yet stored, with their grades and (if unknown) the tasks they name.
+
+        An attempt already stored with the same content is left as it is; one stored with other
+        content is kept and the new one refused with an `input_attempt_conflict` finding, so
+        nothing recorded is overwritten.
+        """
+        summary = ImportSummary()
+        findings: list[Finding] = []
+        self.db.executemany(
+            "INSERT OR IGNORE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(t.id, t.name, t.domain, t.world_id, t.source, t.version(), _dump(t))
+             for t in runs.tasks.values()])
+        grades_by_attempt: dict[str, list[CriterionGrade]] = {}
+        for grade in runs.grades:
+            grades_by_attempt.setdefault(grade.attempt_id, []).append(grade)
+        for attempt in runs.attempts:
+            row = self.db.execute("SELECT fingerprint, json FROM attempts WHERE attempt_id = ?",
+                                  (attempt.id,)).fetchone()
+            if row and row[0] == attempt.fingerprint:
+                summary.unchanged += 1
+                continue
+            if row:
+                summary.conflicts += 1
+                findings.append(Finding(
+                    task_id=attempt.task_id, check="input_attempt_conflict", severity="warning",
+                    message=f"attempt {attempt.id} is already stored with other content; "
+                            f"kept the stored one, skipped {attempt.source}",
+                    evidence={"stored_source": json.loads(row[1])["source"],
+                              "skipped_source": attempt.source}))
+                continue
+            self.db.execute(
+                "INSERT INTO attempts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
+                (attempt.id, attempt.task_id, attempt.model, attempt.variant, attempt.index,
+                 attempt.state, attempt.fingerprint, _dump(attempt)))
+            self.save_grades(grades_by_attempt.get(attempt.id, []))
+            if attempt.state == "graded":
+                summary.added_graded += 1
+            else:
+                summary.added_unavailable += 1
+        return summary, findings
+
+    def save_grades(self, grades: Iterable[CriterionGrade]) -> None:
+        self.db.executemany(
+            "INSERT OR REPLACE INTO grades VALUES (?, ?, ?, ?, ?)",
+            [(g.attempt_id, g.criterion_id, g.grader, g.verdict, _dump(g)) for g in grades])
+
+    def replace_findings(self, stage: str, findings: Iterable[Finding]) -> None:
+        """A stage's findings replace that stage's earlier ones."""
+        self.db.execute("DELETE FROM findings WHERE stage = ?", (stage,))
+        self.add_findings(stage, findings)
+
+    def add_findings(self, stage: str, findings: Iterable[Finding]) -> None:
+        """Add findings to a stage; a finding already recorded there is not added twice."""
+        self.db.executemany(
+            "INSERT OR IGNORE INTO findings (stage, task_id, criterion_id, check_name, severity,"
+            " json) VALUES (?, ?, ?, ?, ?, ?)",
+            [(stage, f.task_id, f.criterion_id, f.check, f.severity, _dump(f)) for f in findings])
+
+    def append_review(self, review: Review) -> int:
+        cursor = self.db.execute(
+            "INSERT INTO reviews (reviewer, created_at, task_id, label, note, evidence_hash,"
+            " retracts) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (review.reviewer, review.created_at, review.task_id, review.label, review.note,
+             review.evidence_hash, review.retracts))
+        return int(cursor.lastrowid or 0)
+
+    def benchmark_name(self) -> str | None:
+        row = self.db.execute("SELECT name FROM benchmark").fetchone()
+        return row[0] if row else None
+
+    def tasks(self) -> list[Task]:
+        return [Task.model_validate_json(r[0])
+                for r in self.db.execute("SELECT json FROM tasks ORDER BY task_id")]
+
+    def worlds(self) -> list[World]:
+        return [World.model_validate_json(r[0])
+                for r in self.db.execute("SELECT json FROM worlds ORDER BY world_id")]
+
+    def attempts(self) -> list[Attempt]:
+        return [Attempt.model_validate_json(r[0]) for r in self.db.execute(
+            "SELECT json FROM attempts ORDER BY variant, task_id, attempt_index")]
+
+    def grades(self, grader: str | None = None) -> list[CriterionGrade]:
+        query = "SELECT json FROM grades"
+        rows = (self.db.execute(query + " WHERE grader = ? ORDER BY attempt_id, criterion_id",
+                                (grader,)) if grader
+                else self.db.execute(query + " ORDER BY attempt_id, criterion_id, grader"))
+        return [CriterionGrade.model_validate_json(r[0]) for r in rows]
+
+    def findings(self) -> list[Finding]:
+        return [Finding.model_validate_json(r[0])
+                for r in self.db.execute(
+                    "SELECT json FROM findings ORDER BY task_id, check_name, criterion_id, json")]
+
+    def reviews(self) -> list[tuple[int, Review]]:
+        rows = self.db.execute(
+            "SELECT id, reviewer, created_at, task_id, label, note, evidence_hash, retracts"
+            " FROM reviews ORDER BY id")
+        return [(r[0], Review(reviewer=r[1], created_at=r[2], task_id=r[3], label=r[4],
+                              note=r[5], evidence_hash=r[6], retracts=r[7])) for r in rows]

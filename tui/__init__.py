@@ -1,0 +1,1 @@
+"""The review app (Textual); built in issue 8."""
