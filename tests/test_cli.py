@@ -1,0 +1,140 @@
+"""The command line: listing, showing, importing and the main job, and how it refuses bad input."""
+
+from __future__ import annotations
+
+import json
+import subprocess
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from rubric_audit.cli import app
+from rubric_audit.model import Review
+from rubric_audit.store import AuditStore
+from tests.conftest import SHARED_RUNS, make_benchmark, make_task, make_variant
+
+runner = CliRunner()
+
+
+def invoke(*args: str | Path):
+    return runner.invoke(app, [str(a) for a in args])
+
+
+def test_tasks_lists_every_task(tmp_path: Path) -> None:
+    root = make_benchmark(tmp_path / "b", tasks=[make_task("task_1"), make_task("task_2")])
+    result = invoke("tasks", root)
+    assert result.exit_code == 0
+    assert "task_1" in result.stdout and "task_2" in result.stdout and "2 tasks" in result.stdout
+
+
+def test_show_prints_prompt_rubric_gold_and_world(bench: Path) -> None:
+    result = invoke("show", bench, "name_task_1")
+    assert result.exit_code == 0, result.output
+    for expected in ("What is the revised budget?", "States the budget is 1.2m",
+                     "From Alice's mail.", "The revised budget is 1.2m", "docs/notes.md",
+                     "Re: Budget numbers", "Budget review", "Budget team: 1 messages"):
+        assert expected in result.stdout
+
+
+def test_show_unknown_task_is_a_user_error(bench: Path) -> None:
+    result = invoke("show", bench, "nope")
+    assert result.exit_code == 2 and "no task 'nope'" in result.stderr
+
+
+def test_import_reports_counts(tmp_path: Path) -> None:
+    result = invoke("import", SHARED_RUNS, "--db", tmp_path / "out" / "audit.db")
+    assert result.exit_code == 0
+    assert "24 graded and 4 unavailable attempts added" in result.stdout
+    again = invoke("import", SHARED_RUNS, "--db", tmp_path / "out" / "audit.db")
+    assert "0 graded and 0 unavailable attempts added, 28 already stored" in again.stdout
+
+
+def _audit_bench(tmp_path: Path) -> Path:
+    task = make_task()
+    root = make_benchmark(tmp_path / "b", tasks=[task])
+    make_variant(root / "runs", "m1-base", "m/one", [
+        (task, 1, {"task_1_c1": "pass", "task_1_c2": "pass"}),
+        (task, 2, {"task_1_c1": "pass", "task_1_c2": "fail"}),
+        (task, 3, None)])
+    return root
+
+
+def test_audit_uses_shipped_runs_and_writes_outputs(tmp_path: Path) -> None:
+    root = _audit_bench(tmp_path)
+    out = tmp_path / "out"
+    result = invoke("audit", root, "--out", out)
+    assert result.exit_code == 0, result.output
+    assert "no model was called" in result.stdout
+    assert sorted(p.name for p in out.iterdir()) == [
+        "audit.db", "audit.json", "findings.jsonl", "report.md"]
+    summary = json.loads((out / "audit.json").read_text())
+    [score] = summary["scores"]
+    assert (score["graded_attempts"], score["unavailable_attempts"]) == (2, 1)
+    assert score["pass_at_1"] == 0.5 and score["mean_criterion_score"] == 0.75
+    assert summary["unavailable"][0]["attempt"] == "m1-base/task_1/3"
+    assert "| m/one | m1-base |" in (out / "report.md").read_text()
+    assert (out / "findings.jsonl").read_text() == ""
+
+
+def test_rerunning_audit_keeps_reviews(tmp_path: Path) -> None:
+    root = _audit_bench(tmp_path)
+    out = tmp_path / "out"
+    invoke("audit", root, "--out", out)
+    with AuditStore(out / "audit.db") as store:
+        store.append_review(Review(reviewer="ana", created_at="t", task_id="task_1",
+                                   label="model_error"))
+    assert invoke("audit", root, "--out", out).exit_code == 0
+    with AuditStore(out / "audit.db") as store:
+        assert len(store.reviews()) == 1 and len(store.attempts()) == 3
+
+
+def test_findings_are_written_and_the_run_goes_on(tmp_path: Path) -> None:
+    task = make_task()
+    task["rubric"][1]["criteria"] = ""
+    root = make_benchmark(tmp_path / "b", tasks=[task])
+    out = tmp_path / "out"
+    assert invoke("audit", root, "--out", out).exit_code == 0
+    lines = [json.loads(line) for line in (out / "findings.jsonl").read_text().splitlines()]
+    assert [(f["check"], f["criterion_id"], f["severity"]) for f in lines] == [
+        ("input_empty_criterion", "task_1_c2", "error")]
+
+
+def test_bad_input_is_one_line_exit_2_and_no_output(tmp_path: Path) -> None:
+    task = make_task()
+    del task["world_id"]
+    root = make_benchmark(tmp_path / "b", tasks=[task])
+    out = tmp_path / "out"
+    result = invoke("audit", root, "--out", out)
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: {root / 'tasks_and_rubrics.json'}: [0].world_id: missing required field"]
+    assert not out.exists() and list(tmp_path.iterdir()) == [root]
+
+
+def test_bad_runs_leave_an_existing_output_untouched(tmp_path: Path) -> None:
+    root = _audit_bench(tmp_path)
+    out = tmp_path / "out"
+    invoke("audit", root, "--out", out)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    (tmp_path / "junk").mkdir()
+    result = invoke("audit", root, "--runs", tmp_path / "junk", "--out", out)
+    assert result.exit_code == 2 and "not a run folder" in result.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_audit_refuses_an_output_of_another_benchmark(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    invoke("audit", _audit_bench(tmp_path / "one"), "--out", out)
+    other = make_benchmark(tmp_path / "other")
+    result = invoke("audit", other, "--out", out)
+    assert result.exit_code == 2 and "holds an audit of 'b'" in result.stderr
+
+
+def test_installed_console_script_runs(bench: Path) -> None:
+    done = subprocess.run(["rubric-audit", "tasks", str(bench)], capture_output=True, text=True,
+                          check=False)
+    assert done.returncode == 0 and "task_1" in done.stdout
+    bad = subprocess.run(["rubric-audit", "tasks", str(bench / "nope")], capture_output=True,
+                         text=True, check=False)
+    assert bad.returncode == 2 and "Traceback" not in bad.stderr
+    assert len(bad.stderr.strip().splitlines()) == 1

@@ -1,0 +1,120 @@
+"""The APEX benchmark loader, zipped and unzipped, and what it refuses."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+
+from rubric_audit.errors import InputError
+from rubric_audit.load.benchmark import load_benchmark
+from rubric_audit.load.world import load_task_world
+from tests.conftest import make_benchmark, make_task, write_json
+
+
+@pytest.mark.parametrize("zipped", [False, True])
+def test_loads_generated_benchmark(tmp_path: Path, zipped: bool) -> None:
+    bench = load_benchmark(make_benchmark(tmp_path / "b", zipped=zipped))
+    task = bench.task("task_1")
+    assert task is not None and bench.task("name_task_1") is task
+    assert [c.text for c in task.criteria] == ["States the budget is 1.2m",
+                                               "Mentions the budget review meeting"]
+    assert task.criteria[0].primary and task.criteria[0].explanation == "From Alice's mail."
+    assert task.gold is not None and task.gold.text.startswith("The revised budget")
+    source = bench.world("world_a").source
+    assert source == ("world_files_zipped/world_a.zip" if zipped else "worlds/world_a")
+    world = load_task_world(bench, task)
+    assert [f.path for f in world.files] == ["docs/notes.md"]
+    assert world.files[0].text == "Budget notes: draft 1.0m.\n"
+    assert [m.subject for m in world.mail] == ["Budget numbers", "Re: Budget numbers"]
+    assert world.mail[1].in_reply_to == "<m1@firm.test>"
+    assert [e.summary for e in world.events] == ["Budget review"]
+    assert world.events[0].attendees == ["alice@firm.test"]
+    assert [(s.name, len(s.messages)) for s in world.chat] == [("Budget team", 1)]
+
+
+def test_zip_with_wrapping_folder_and_apps_data_spelling(tmp_path: Path) -> None:
+    root = make_benchmark(tmp_path / "b")
+    folder = root / "worlds" / "world_a"
+    (folder / ".apps_data").rename(folder / "apps_data")
+    wrapper = tmp_path / "wrap"
+    shutil.copytree(folder, wrapper / "world_a")
+    (root / "world_files_zipped").mkdir()
+    shutil.make_archive(str(root / "world_files_zipped" / "world_a"), "zip", wrapper)
+    shutil.rmtree(root / "worlds")
+    bench = load_benchmark(root)
+    world = load_task_world(bench, bench.tasks[0])
+    assert len(world.mail) == 2 and len(world.files) == 1
+
+
+def test_task_overlay_is_laid_over_the_world(tmp_path: Path) -> None:
+    root = make_benchmark(tmp_path / "b", tasks=[make_task(task_input_files=True)])
+    overlay = root / "task_files" / "task_1" / "filesystem" / "docs"
+    overlay.mkdir(parents=True)
+    (overlay / "notes.md").write_text("Overlay notes.\n")
+    (overlay / "extra.csv").write_text("a,b\n1,2\n")
+    bench = load_benchmark(root)
+    assert bench.tasks[0].overlay == "task_files/task_1"
+    files = {f.path: f.text for f in load_task_world(bench, bench.tasks[0]).files}
+    assert files == {"docs/extra.csv": "a,b\n1,2\n", "docs/notes.md": "Overlay notes.\n"}
+
+
+def test_file_gold_lists_gold_files(tmp_path: Path) -> None:
+    root = make_benchmark(tmp_path / "b", tasks=[make_task(gold_response_type="file",
+                                                           gold_response="")])
+    write_json(root / "gold_files" / "task_1" / "answer.json", {"x": 1})
+    gold = load_benchmark(root).tasks[0].gold
+    assert gold.type == "file" and gold.files == ["gold_files/task_1/answer.json"]
+
+
+def _refused(root: Path) -> InputError:
+    with pytest.raises(InputError) as caught:
+        load_benchmark(root)
+    return caught.value
+
+
+def test_malformed_json_names_file_and_line(tmp_path: Path) -> None:
+    root = make_benchmark(tmp_path / "b")
+    (root / "tasks_and_rubrics.json").write_text('[{"task_id": "t",\n  oops}]')
+    error = _refused(root)
+    assert error.file.endswith("tasks_and_rubrics.json") and "line 2" in error.problem
+
+
+def test_missing_required_field_names_it(tmp_path: Path) -> None:
+    task = make_task()
+    del task["prompt"]
+    error = _refused(make_benchmark(tmp_path / "b", tasks=[task]))
+    assert (error.field, error.problem) == ("[0].prompt", "missing required field")
+
+
+def test_missing_criterion_text_names_it(tmp_path: Path) -> None:
+    task = make_task()
+    del task["rubric"][1]["criteria"]
+    assert _refused(make_benchmark(tmp_path / "b", tasks=[task])).field == "[0].rubric[1].criteria"
+
+
+def test_duplicate_task_id_is_refused(tmp_path: Path) -> None:
+    error = _refused(make_benchmark(tmp_path / "b", tasks=[make_task(), make_task()]))
+    assert error.field == "[1].task_id" and "duplicate task_id 'task_1' (first at [0])" in str(error)
+
+
+def test_zip_that_is_not_a_zip_is_refused(tmp_path: Path) -> None:
+    root = make_benchmark(tmp_path / "b")
+    shutil.rmtree(root / "worlds")
+    (root / "world_files_zipped").mkdir()
+    (root / "world_files_zipped" / "world_a.zip").write_text("not a zip")
+    error = _refused(root)
+    assert error.file.endswith("world_a.zip") and error.problem == "not a zip archive"
+
+
+def test_not_a_benchmark_directory(tmp_path: Path) -> None:
+    assert "no tasks_and_rubrics.json" in _refused(tmp_path).problem
+
+
+def test_corrupt_calendar_is_named(tmp_path: Path) -> None:
+    root = make_benchmark(tmp_path / "b")
+    (root / "worlds/world_a/.apps_data/calendar/work.ics").write_text("BEGIN:VCALENDAR\nnonsense")
+    bench = load_benchmark(root)
+    with pytest.raises(InputError, match=r"work\.ics"):
+        load_task_world(bench, bench.tasks[0])

@@ -1,0 +1,81 @@
+"""Archipelago run folders: the real recorded fixtures and generated layouts."""
+
+from __future__ import annotations
+
+from collections import Counter
+from pathlib import Path
+
+import pytest
+
+from rubric_audit.errors import InputError
+from rubric_audit.load.runs import load_runs
+from tests.conftest import SHARED_RUNS, make_task, make_variant, write_json
+
+
+def test_shared_fixtures_give_24_graded_and_4_unavailable() -> None:
+    runs = load_runs([SHARED_RUNS])
+    assert Counter(a.state for a in runs.attempts) == {"graded": 24, "unavailable": 4}
+    graded = [a for a in runs.attempts if a.state == "graded"]
+    criteria = {a.id: len(runs.tasks[a.task_id].criteria) for a in graded}
+    per_attempt = Counter(g.attempt_id for g in runs.grades)
+    assert per_attempt == criteria, "every criterion of every graded attempt has a verdict"
+    assert all(g.rationale.strip() and g.verdict in ("pass", "fail") for g in runs.grades)
+    assert {a.model for a in runs.attempts} == {"xai/grok-4.3"}
+    assert {a.judge_model for a in graded} == {"openai/gpt-5.5"}
+    assert {a.variant for a in runs.attempts} == {"grok43high-baseline", "grok43high-dc-rs"}
+    unavailable = [a for a in runs.attempts if a.state == "unavailable"]
+    assert {a.unavailable_reason for a in unavailable} == {"agent_status='failed'"}
+    assert all(a.answer for a in graded)
+
+
+def test_a_variant_folder_alone_works() -> None:
+    runs = load_runs([SHARED_RUNS / "grok43high-dc-rs"])
+    assert Counter(a.state for a in runs.attempts) == {"graded": 13, "unavailable": 1}
+
+
+def test_recorded_pass_and_partial_scores_match_grades_json() -> None:
+    runs = load_runs([SHARED_RUNS / "grok43high-dc-rs"])
+    attempt = "grok43high-dc-rs/task_0de09be0daf242208f7a60ee83bf8717/1"
+    verdicts = Counter(g.verdict for g in runs.grades if g.attempt_id == attempt)
+    assert verdicts == {"pass": 3, "fail": 4}  # final_score 3/7 in grades.json
+
+
+def test_several_attempts_are_numbered_not_duplicates(tmp_path: Path) -> None:
+    task = make_task()
+    ok = {"task_1_c1": "pass", "task_1_c2": "pass"}
+    make_variant(tmp_path, "v1", "m/one", [(task, 1, ok), (task, 2, ok), (task, 3, None)],
+                 failures=["task_1"])
+    runs = load_runs([tmp_path / "v1"])
+    assert [(a.index, a.state) for a in runs.attempts] == [
+        (1, "graded"), (2, "graded"), (3, "unavailable")]
+    assert runs.attempts[2].unavailable_reason == "agent_status='failed'"
+    assert len(runs.grades) == 4
+
+
+def test_answer_falls_back_to_output(tmp_path: Path) -> None:
+    task = make_task()
+    folder = make_variant(tmp_path, "v1", "m/one", [(task, 1, {"task_1_c1": "pass"})]) / "task_1"
+    write_json(folder / "trajectory.json", {"messages": [], "output": "plain output"})
+    assert load_runs([tmp_path / "v1"]).attempts[0].answer == "plain output"
+
+
+def test_incomplete_grading_run_is_unavailable(tmp_path: Path) -> None:
+    task = make_task()
+    folder = make_variant(tmp_path, "v1", "m/one", [(task, 1, {"task_1_c1": "pass"})]) / "task_1"
+    write_json(folder / "grades.json", {"grading_run_status": "error", "verifier_results": []})
+    attempt = load_runs([tmp_path / "v1"]).attempts[0]
+    assert attempt.state == "unavailable" and "'error'" in attempt.unavailable_reason
+
+
+def test_malformed_failures_line_is_named(tmp_path: Path) -> None:
+    make_variant(tmp_path, "v1", "m/one", [(make_task(), 1, {"task_1_c1": "pass"})])
+    (tmp_path / "v1" / "results.failures.jsonl").write_text('{"task_id": "a"}\n{broken\n')
+    with pytest.raises(InputError) as caught:
+        load_runs([tmp_path / "v1"])
+    assert caught.value.field == "line 2"
+
+
+def test_not_a_run_folder(tmp_path: Path) -> None:
+    (tmp_path / "empty").mkdir()
+    with pytest.raises(InputError, match="not a run folder"):
+        load_runs([tmp_path / "empty"])
