@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import functools
+import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, ParamSpec, TypeVar
@@ -22,7 +23,8 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-out = Console(soft_wrap=True)
+# Piped output gets a wide console so tables keep whole ids on one line.
+out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
 err = Console(stderr=True, soft_wrap=True)
 
 P = ParamSpec("P")
@@ -53,10 +55,10 @@ def tasks_command(bench: BenchArg) -> None:
 
     benchmark = load_benchmark(bench)
     table = Table(title=f"{benchmark.name}: {len(benchmark.tasks)} tasks")
-    for column in ("id", "name", "domain", "world", "#criteria", "gold"):
+    for column in ("name", "id", "domain", "world", "#criteria", "gold"):
         table.add_column(column, overflow="fold")
     for t in benchmark.tasks:
-        table.add_row(t.id, t.name, t.domain, t.world_id, str(len(t.criteria)),
+        table.add_row(t.name, t.id, t.domain, t.world_id, str(len(t.criteria)),
                       t.gold.type if t.gold else "none")
     out.print(table)
 
