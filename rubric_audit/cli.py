@@ -156,3 +156,33 @@ def audit_command(
     out.print(f"Findings: {sev['error']} errors, {sev['warning']} warnings, {sev['info']} info.")
     out.print("Ran offline: no model was called.")
     out.print(f"Wrote {escape(str(out_dir))}/: audit.db, findings.jsonl, audit.json, report.md")
+
+
+@app.command("serve")
+@user_errors
+def serve_command(
+    bench: BenchArg,
+    task: Annotated[str, typer.Argument(help="Task id or name.")],
+    http: Annotated[int | None, typer.Option(
+        "--http", help="Serve streamable HTTP on 127.0.0.1:PORT (path /mcp) instead of stdio.")
+    ] = None,
+    telemetry: Annotated[Path | None, typer.Option(
+        help="Append one JSON line per tool call to this file.")] = None,
+    export: Annotated[Path | None, typer.Option(
+        help="On shutdown, write what the agent changed (files, sent mail, events, chat) here.")
+    ] = None,
+) -> None:
+    """Host one task's world as an MCP server (mail, calendar, chat, files) on a private copy."""
+    from mock_workspace.server import serve
+    from mock_workspace.session import Session
+    from mock_workspace.telemetry import Telemetry
+    from rubric_audit.load.benchmark import load_benchmark
+
+    benchmark = load_benchmark(bench)
+    found = benchmark.task(task)
+    if found is None:
+        raise InputError(bench / "tasks_and_rubrics.json", "task_id", f"no task {task!r}")
+    with Session(benchmark, found) as session:
+        if http is not None:
+            err.print(f"Serving {found.name} on http://127.0.0.1:{http}/mcp (Ctrl-C to stop)")
+        serve(session, Telemetry(telemetry) if telemetry else None, http, export)

@@ -37,8 +37,9 @@ TEXT_SUFFIXES = {".md", ".txt", ".csv", ".json", ".tsv", ".html", ".xml", ".yaml
 
 
 def _folder_tree(folder: Path) -> dict[str, bytes]:
+    """Files of a world folder; symbolic links are skipped so nothing outside it is read."""
     return {p.relative_to(folder).as_posix(): p.read_bytes()
-            for p in sorted(folder.rglob("*")) if p.is_file()}
+            for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink()}
 
 
 def _zip_tree(archive: Path) -> dict[str, bytes]:

@@ -1,0 +1,83 @@
+"""The calendar: list events in a date range, read, create, update and delete them."""
+
+from __future__ import annotations
+
+from typing import Any
+
+from mock_workspace.errors import WorkspaceError
+from mock_workspace.mail import _when
+from mock_workspace.paging import page
+from rubric_audit.model import CalendarEvent
+
+EDITABLE = ("summary", "description", "location", "start", "end", "attendees")
+
+
+def _check_times(start: str, end: str) -> None:
+    begin, finish = _when(start), _when(end)
+    if begin and finish and finish < begin:
+        raise WorkspaceError("an event cannot end before it starts")
+
+
+class Calendar:
+    def __init__(self, events: list[CalendarEvent]) -> None:
+        self.events = {e.uid: e for e in events}
+        self.original = dict(self.events)
+        self.deleted: list[str] = []
+
+    def list(self, start: str | None = None, end: str | None = None, offset: int = 0,
+             limit: int = 50) -> dict[str, Any]:
+        begin, finish = _when(start), _when(end)
+
+        def inside(e: CalendarEvent) -> bool:
+            when = _when(e.start)
+            return (not begin or (when is not None and when >= begin)) and \
+                   (not finish or (when is not None and when <= finish))
+
+        found = sorted((e for e in self.events.values() if inside(e)),
+                       key=lambda e: (e.start, e.uid))
+        result = page(found, offset, limit)
+        result["items"] = [{"uid": e.uid, "start": e.start, "end": e.end,
+                            "summary": e.summary} for e in result["items"]]
+        return result
+
+    def read(self, uid: str) -> dict[str, Any]:
+        return self._find(uid).model_dump(exclude={"calendar"})
+
+    def _find(self, uid: str) -> CalendarEvent:
+        if uid not in self.events:
+            raise WorkspaceError(f"no event with uid {uid!r}")
+        return self.events[uid]
+
+    def create(self, summary: str, start: str, end: str, description: str = "",
+               location: str = "", attendees: list[str] | None = None) -> dict[str, Any]:
+        _check_times(start, end)
+        uid = f"created-{len(self.events) + len(self.deleted) + 1}@workspace.local"
+        self.events[uid] = CalendarEvent(uid=uid, calendar="workspace", summary=summary,
+                                         description=description, location=location,
+                                         start=start, end=end, attendees=attendees or [])
+        return {"uid": uid, "status": "created"}
+
+    def update(self, uid: str, changes: dict[str, Any]) -> dict[str, Any]:
+        event = self._find(uid)
+        unknown = sorted(set(changes) - set(EDITABLE))
+        if unknown:
+            raise WorkspaceError(f"cannot change {unknown}; editable fields: {list(EDITABLE)}")
+        updated = event.model_copy(update=changes)
+        _check_times(updated.start, updated.end)
+        self.events[uid] = CalendarEvent.model_validate(updated.model_dump())
+        return {"uid": uid, "status": "updated"}
+
+    def delete(self, uid: str) -> dict[str, Any]:
+        self._find(uid)
+        del self.events[uid]
+        self.deleted.append(uid)
+        return {"uid": uid, "status": "deleted"}
+
+    def changes(self) -> dict[str, Any]:
+        """What the agent created, changed or deleted."""
+        created = [e for uid, e in self.events.items() if uid not in self.original]
+        updated = [e for uid, e in self.events.items()
+                   if uid in self.original and self.original[uid] != e]
+        return {"created": [e.model_dump() for e in created],
+                "updated": [e.model_dump() for e in updated],
+                "deleted": [uid for uid in self.deleted if uid in self.original]}

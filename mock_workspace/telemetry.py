@@ -1,0 +1,53 @@
+"""Tool-call telemetry: every `tools/call` appended to the attempt's telemetry.jsonl.
+
+Recorded as server middleware, so calls refused during argument validation are logged too. One
+line per call: time, tool, arguments, result size in characters, error (or null), duration.
+"""
+
+from __future__ import annotations
+
+import json
+import time
+from datetime import UTC, datetime
+from pathlib import Path
+from typing import Any
+
+from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+
+
+def _result_text(result: HandlerResult) -> tuple[str, bool]:
+    data = result.model_dump(by_alias=True) if hasattr(result, "model_dump") else (result or {})
+    text = "".join(c.get("text", "") for c in data.get("content") or [] if isinstance(c, dict))
+    return text, bool(data.get("isError") or data.get("is_error"))
+
+
+class Telemetry:
+    """Appends one JSON line per tool call to `path` (the file is created on first call)."""
+
+    def __init__(self, path: Path) -> None:
+        self.path = Path(path)
+        self.path.parent.mkdir(parents=True, exist_ok=True)
+
+    def record(self, tool: str, arguments: Any, size: int, error: str | None,
+               seconds: float) -> None:
+        line = {"time": datetime.now(UTC).isoformat(timespec="milliseconds"), "tool": tool,
+                "arguments": arguments, "result_chars": size, "error": error,
+                "seconds": round(seconds, 6)}
+        with self.path.open("a", encoding="utf-8") as fh:
+            fh.write(json.dumps(line, default=str) + "\n")
+
+    async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
+        if ctx.method != "tools/call":
+            return await call_next(ctx)
+        params = ctx.params if isinstance(ctx.params, dict) else {}
+        started = time.perf_counter()
+        try:
+            result = await call_next(ctx)
+        except Exception as exc:
+            self.record(str(params.get("name")), params.get("arguments"), 0, str(exc),
+                        time.perf_counter() - started)
+            raise
+        text, is_error = _result_text(result)
+        self.record(str(params.get("name")), params.get("arguments"), len(text),
+                    text if is_error else None, time.perf_counter() - started)
+        return result

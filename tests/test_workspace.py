@@ -1,0 +1,299 @@
+"""mock_workspace through the real mcp Client: in memory, over a stdio subprocess and over HTTP."""
+
+from __future__ import annotations
+
+import functools
+import hashlib
+import json
+import os
+import signal
+import socket
+import subprocess
+import sys
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from mcp import Client, StdioServerParameters
+
+from mock_workspace.server import build_server
+from mock_workspace.session import Session
+from mock_workspace.telemetry import Telemetry
+from rubric_audit.errors import InputError
+from rubric_audit.load.benchmark import load_benchmark
+from rubric_audit.load.world import read_mbox
+from tests.conftest import SAMPLE, make_benchmark
+
+pytestmark = pytest.mark.anyio
+MODEL_XLSX = "Project_Nordlys/Nordlys_Model.xlsx"
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return load_benchmark(SAMPLE)
+
+
+def tree_digest(root: Path) -> str:
+    digest = hashlib.sha256()
+    for p in sorted(root.rglob("*")):
+        if p.is_file():
+            digest.update(p.relative_to(root).as_posix().encode() + p.read_bytes())
+    return digest.hexdigest()
+
+
+async def call(client: Client, tool: str, **args):
+    """A tool's result: (is_error, parsed JSON or the error text)."""
+    result = await client.call_tool(tool, args)
+    text = result.content[0].text
+    return result.is_error, (text if result.is_error else json.loads(text))
+
+
+async def ok(client: Client, tool: str, **args):
+    is_error, value = await call(client, tool, **args)
+    assert not is_error, value
+    return value
+
+
+async def test_every_tool_works_on_the_sample_worlds(sample, tmp_path: Path) -> None:
+    before = tree_digest(SAMPLE)
+    telemetry = tmp_path / "telemetry.jsonl"
+    with Session(sample, sample.task("nordlys_06")) as session:
+        async with Client(build_server(session, Telemetry(telemetry))) as c:
+            tools = (await c.list_tools()).tools
+            names = {t.name for t in tools}
+            assert len(names) == 21 and all(t.description for t in tools)
+            listed = await ok(c, "files_list")
+            assert {e["path"] for e in listed["items"]} >= {MODEL_XLSX,
+                                                             "Project_Nordlys/Deal_Memo.md"}
+            memo = await ok(c, "files_read", path="Project_Nordlys/Deal_Memo.md")
+            assert memo["text"].startswith("# Project Nordlys")
+            letter = await ok(c, "files_read", path="Project_Nordlys/Engagement_Letter.docx")
+            assert "1.25%" in letter["text"]
+            cells = await ok(c, "files_read_sheet", path=MODEL_XLSX, sheet="DCF",
+                             cell_range="B18:B21")
+            values = {r["cell"]: r for r in cells["items"]}
+            assert values["B18"]["value"] == pytest.approx(2360.0309, abs=1e-3)
+            assert values["B21"]["formula"] == "=B20/Assumptions!B12"
+            assert cells["sheets"] == ["Assumptions", "DCF", "Comps"]
+
+            inbox = await ok(c, "mail_list", limit=2)
+            assert inbox["total"] == 5 and inbox["next_offset"] == 2
+            found = await ok(c, "mail_search", sender="solheim", text="revolving")
+            [hit] = found["items"]
+            message = await ok(c, "mail_read", message_id=hit["message_id"])
+            assert "455.0m" in message["body"]
+            assert (await ok(c, "mail_search", date_from="2025-03-07",
+                             date_to="2025-03-07T23:59:59+01:00"))["total"] == 2
+            await ok(c, "mail_reply", message_id=hit["message_id"], body="Thanks, updated.")
+            await ok(c, "mail_reply_all", message_id="<nordlys-ic-1@halvorsenlund.no>",
+                     body="Draft attached.")
+            await ok(c, "mail_forward", message_id=hit["message_id"],
+                     to=["ingrid.halvorsen@halvorsenlund.no"], body="FYI")
+            await ok(c, "mail_send", to=["kari.solheim@nordlysfoods.no"], subject="Bridge",
+                     body="Equity value per share is NOK 47.63.")
+            assert (await ok(c, "mail_list", folder="sent"))["total"] == 4
+
+            events = await ok(c, "calendar_list", start="2025-03-12T00:00:00+00:00")
+            assert [e["summary"] for e in events["items"]] == [
+                "Investment Committee: Project Nordlys", "Arctic Table board call"]
+            ic = await ok(c, "calendar_read", uid="nordlys-ic@halvorsenlund.no")
+            assert "mari.dahl@halvorsenlund.no" in ic["attendees"]
+            made = await ok(c, "calendar_create", summary="Prep", start="2025-03-12T09:00:00Z",
+                            end="2025-03-12T10:00:00Z")
+            await ok(c, "calendar_update", uid=made["uid"], location="Room 2")
+            await ok(c, "calendar_update", uid="nordlys-board@halvorsenlund.no",
+                     summary="Board call (moved)")
+            await ok(c, "calendar_delete", uid="nordlys-mp@halvorsenlund.no")
+
+            spaces = await ok(c, "chat_list_spaces")
+            space = spaces["items"][0]["space"]
+            history = await ok(c, "chat_get_history", space=space, limit=2)
+            assert history["total"] == 3 and history["items"][0]["author"] == "Mari Dahl"
+            members = await ok(c, "chat_list_members", space=space)
+            assert len(members["items"]) == 3
+            await ok(c, "chat_post", space=space, text="Bridge updated.")
+            await ok(c, "chat_reply", space=space, message_id=history["items"][0]["message_id"],
+                     text="Yes, end-of-year.")
+            await ok(c, "files_write", path="Out/answer.md", content="NOK 47.63 per share\n")
+            await ok(c, "files_write", path="Project_Nordlys/Deal_Memo.md", content="edited",
+                     overwrite=True)
+
+        copy = session.files.root
+        assert (copy / "Out/answer.md").read_text() == "NOK 47.63 per share\n"
+        written = session.export(tmp_path / "artifacts")
+    assert sorted(written) == ["calendar/changes.json", "chat/posts.json",
+                               "files/Out/answer.md", "files/Project_Nordlys/Deal_Memo.md",
+                               "mail/sent.mbox"]
+    changes = json.loads((tmp_path / "artifacts/calendar/changes.json").read_text())
+    assert (len(changes["created"]), len(changes["updated"]), changes["deleted"]) == (
+        1, 1, ["nordlys-mp@halvorsenlund.no"])
+    sent = read_mbox("sent.mbox", (tmp_path / "artifacts/mail/sent.mbox").read_bytes())
+    assert [m.subject for m in sent] == [
+        "Re: Updated net debt at 28 February", "Re: IC materials",
+        "Fwd: Updated net debt at 28 February", "Bridge"]
+    assert sent[0].in_reply_to == "<nordlys-netdebt@nordlysfoods.no>"
+    assert sent[1].cc == ["mari.dahl@halvorsenlund.no"], "reply-all keeps the other recipients"
+    posts = json.loads((tmp_path / "artifacts/chat/posts.json").read_text())
+    assert [p["text"] for p in posts] == ["Bridge updated.", "Yes, end-of-year."]
+    assert posts[1]["topic_id"] == "t1"
+    assert tree_digest(SAMPLE) == before, "the benchmark folder is never modified"
+    assert not copy.exists(), "the session copy is removed at the end"
+    lines = [json.loads(line) for line in telemetry.read_text().splitlines()]
+    assert {line["tool"] for line in lines} == names, "every tool was called and recorded"
+    assert all(line["error"] is None and line["result_chars"] > 0 for line in lines)
+
+
+async def test_refusals_are_tool_errors_and_the_session_goes_on(sample, tmp_path: Path) -> None:
+    telemetry = tmp_path / "t.jsonl"
+    with Session(sample, sample.task("meridian_01")) as session:
+        outside = tmp_path / "secret.txt"
+        outside.write_text("secret")
+        (session.files.root / "link.txt").symlink_to(outside)
+        async with Client(build_server(session, Telemetry(telemetry))) as c:
+            refused = [
+                ("files_read", {"path": "../../tasks_and_rubrics.json"}),
+                ("files_read", {"path": "/etc/passwd"}),
+                ("files_read", {"path": "Meridian/../../world_descriptions.json"}),
+                ("files_read", {"path": "link.txt"}),
+                ("files_list", {"path": ".."}),
+                ("files_write", {"path": "../escape.md", "content": "x"}),
+                ("files_write", {"path": "big.txt", "content": "x" * 1_000_001}),
+                ("files_read", {"path": "Meridian/Fee_Schedule.xlsx"}),
+                ("files_read_sheet", {"path": "Meridian/Fee_Schedule.xlsx", "sheet": "Nope"}),
+                ("files_read_sheet", {"path": "Meridian/Fee_Schedule.xlsx",
+                                      "cell_range": "not a range"}),
+                ("files_read", {"path": "Meridian/Fee_Schedule.xlsx", "limit": 10**9}),
+                ("mail_read", {"message_id": "<nope@x>"}),
+                ("mail_list", {"folder": "spam"}),
+                ("mail_search", {"date_from": "yesterday"}),
+                ("calendar_read", {"uid": "nope"}),
+                ("calendar_create", {"summary": "x", "start": "2025-03-02T10:00:00Z",
+                                     "end": "2025-03-01T10:00:00Z"}),
+                ("chat_get_history", {"space": "Nowhere"}),
+                ("files_read", {"path": 5}),
+                ("mail_send", {"to": "not-a-list", "subject": 1}),
+                ("no_such_tool", {}),
+            ]
+            for tool, args in refused:
+                is_error, _ = await call(c, tool, **args)
+                assert is_error, (tool, args)
+            still = await ok(c, "files_read", path="Meridian/Master_Services_Agreement.md")
+            assert "Limitation of liability" in still["text"]
+            task_files = await ok(c, "files_list")
+            paths = {e["path"] for e in task_files["items"]}
+            assert "Meridian/Claim_Notice_2025-03-03.md" in paths, "the task overlay is there"
+        lines = telemetry.read_text().splitlines()
+        assert len(lines) == len(refused) + 2
+        assert sum(json.loads(line)["error"] is not None for line in lines) == len(refused)
+
+
+async def test_large_text_is_paged(tmp_path: Path) -> None:
+    root = make_benchmark(tmp_path / "b")
+    (root / "worlds/world_a/filesystem/big.md").write_text("0123456789" * 5000)
+    bench = load_benchmark(root)
+    with Session(bench, bench.tasks[0]) as session:
+        async with Client(build_server(session)) as c:
+            first = await ok(c, "files_read", path="big.md")
+            assert (len(first["text"]), first["total_chars"], first["next_offset"]) == (
+                20_000, 50_000, 20_000)
+            last = await ok(c, "files_read", path="big.md", offset=40_000)
+            assert len(last["text"]) == 10_000 and last["next_offset"] is None
+
+
+async def test_pdf_text_is_read(tmp_path: Path) -> None:
+    from fpdf import FPDF
+
+    pdf = FPDF()
+    pdf.add_page()
+    pdf.set_font("helvetica", size=12)
+    pdf.cell(text="Expert finding: the outage lasted five days.")
+    root = make_benchmark(tmp_path / "b")
+    pdf.output(str(root / "worlds/world_a/filesystem/report.pdf"))
+    bench = load_benchmark(root)
+    with Session(bench, bench.tasks[0]) as session:
+        async with Client(build_server(session)) as c:
+            read = await ok(c, "files_read", path="report.pdf")
+    assert "outage lasted five days" in read["text"]
+
+
+async def test_two_sessions_on_one_world_do_not_see_each_other(sample) -> None:
+    task = sample.task("kestrel_01")
+    with Session(sample, task) as one, Session(sample, task) as two:
+        async with Client(build_server(one)) as a, Client(build_server(two)) as b:
+            async with anyio.create_task_group() as tg:
+                tg.start_soon(functools.partial(ok, a, "files_write", path="notes.md",
+                                                content="from session one"))
+                tg.start_soon(functools.partial(ok, b, "chat_post", space="Kestrel network review",
+                                                text="from two"))
+            assert (await call(b, "files_read", path="notes.md"))[0] is True
+            history = await ok(a, "chat_get_history", space="Kestrel network review")
+            assert all(m["text"] != "from two" for m in history["items"])
+        assert one.root != two.root
+
+
+@pytest.mark.parametrize(("rel", "content", "expected"), [
+    (".apps_data/mail/inbox.mbox", b"this is not mail\n", "inbox.mbox"),
+    (".apps_data/calendar/work.ics", b"BEGIN:VCALENDAR\nbroken", "work.ics"),
+    (".apps_data/chat/Groups/Space AAA/messages.json", b"{not json", "messages.json"),
+])
+def test_corrupt_world_files_are_named_at_start(tmp_path: Path, rel: str, content: bytes,
+                                                 expected: str) -> None:
+    root = make_benchmark(tmp_path / "b")
+    (root / "worlds/world_a" / rel).write_bytes(content)
+    bench = load_benchmark(root)
+    with pytest.raises(InputError) as caught:
+        Session(bench, bench.tasks[0])
+    assert expected in str(caught.value)
+
+
+async def test_stdio_subprocess(tmp_path: Path) -> None:
+    params = StdioServerParameters(command=sys.executable, args=[
+        "-m", "rubric_audit", "serve", str(SAMPLE), "kestrel_06",
+        "--telemetry", str(tmp_path / "t.jsonl"), "--export", str(tmp_path / "out")])
+    async with Client(params) as c:
+        events = await ok(c, "calendar_list")
+        assert "Kestrel steering committee" in [e["summary"] for e in events["items"]]
+        assert (await call(c, "files_read", path="../tasks_and_rubrics.json"))[0]
+        await ok(c, "chat_post", space="Kestrel network review", text="Steerco is 2 April.")
+    for _ in range(50):
+        if (tmp_path / "out/chat/posts.json").exists():
+            break
+        time.sleep(0.1)
+    assert "Steerco is 2 April." in (tmp_path / "out/chat/posts.json").read_text()
+    assert len((tmp_path / "t.jsonl").read_text().splitlines()) == 3
+
+
+def _free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+async def test_streamable_http(tmp_path: Path) -> None:
+    port = _free_port()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rubric_audit", "serve", str(SAMPLE), "meridian_04", "--http",
+         str(port), "--export", str(tmp_path / "out")],
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ})
+    try:
+        deadline = time.monotonic() + 30
+        while time.monotonic() < deadline:
+            with socket.socket() as s:
+                if s.connect_ex(("127.0.0.1", port)) == 0:
+                    break
+            await anyio.sleep(0.1)
+        async with Client(f"http://127.0.0.1:{port}/mcp") as c:
+            amendment = await ok(c, "files_read", path="Meridian/Amendment_No1.md")
+            assert "forty-five (45) days" in amendment["text"]
+            assert (await call(c, "files_read", path="/etc/passwd"))[0]
+            await ok(c, "files_write", path="memo.md", content="45 days")
+    finally:
+        proc.send_signal(signal.SIGINT)
+        proc.wait(timeout=30)
+    assert (tmp_path / "out/files/memo.md").read_text() == "45 days"
