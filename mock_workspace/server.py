@@ -12,8 +12,9 @@ from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
 
-from mcp.server.mcpserver import MCPServer
+from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
+from mcp.server.mcpserver.tools.base import Tool
 from pydantic import Field
 
 from mock_workspace.errors import WorkspaceError
@@ -28,12 +29,18 @@ MessageId = Annotated[str, Field(description="A message_id from mail_list or mai
 Addresses = Annotated[list[str], Field(description="Email addresses, e.g. ['a@firm.com'].")]
 IsoTime = Annotated[str, Field(description="ISO 8601 date-time, e.g. 2025-03-13T09:00:00+00:00.")]
 Space = Annotated[str, Field(description="A space name from chat_list_spaces.")]
-FilePath = Annotated[str, Field(description="Path relative to the workspace root, as listed by "
-                                            "files_list, e.g. 'Project/Model.xlsx'.")]
+FilePath = Annotated[
+    str,
+    Field(
+        description="Path relative to the workspace root, as listed by files_list, e.g. 'Project/Model.xlsx'."
+    ),
+]
 
-INSTRUCTIONS = ("This is the firm's workspace for one task: its files, mailbox, calendar and chat. "
-                "Read what you need with the *_list, *_search and *_read tools; anything you "
-                "write, send, post or schedule is recorded as your work product.")
+INSTRUCTIONS = (
+    "This is the firm's workspace for one task: its files, mailbox, calendar and chat. "
+    "Read what you need with the *_list, *_search and *_read tools; anything you "
+    "write, send, post or schedule is recorded as your work product."
+)
 
 
 def _refusals_as_tool_errors(fn: F) -> F:
@@ -49,160 +56,247 @@ def _refusals_as_tool_errors(fn: F) -> F:
     return wrapper  # type: ignore[return-value]
 
 
+class WorkspaceServer(MCPServer):
+    """An MCPServer bound to one Session; the shared tools find the session through it."""
+
+    def __init__(self, session: Session, telemetry: Telemetry | None = None) -> None:
+        super().__init__(
+            name="rubric-audit-workspace",
+            instructions=INSTRUCTIONS,
+            log_level="WARNING",
+            middleware=[telemetry] if telemetry else None,
+            tools=list(_compiled_tools()),
+        )
+        self.session = session
+
+
+def _session(ctx: Context) -> Session:
+    server = ctx.mcp_server
+    assert isinstance(server, WorkspaceServer)
+    return server.session
+
+
+TOOL_FUNCTIONS: list[Callable[..., Any]] = []
+
+
+def tool(fn: F) -> F:
+    """Register a workspace tool (compiled once, shared by every session's server)."""
+    TOOL_FUNCTIONS.append(fn)
+    return fn
+
+
+@tool
+def mail_list(
+    ctx: Context,
+    folder: Annotated[str, Field(description="'inbox' or 'sent'.")] = "inbox",
+    offset: Offset = 0,
+    limit: Annotated[int, Field(ge=1, le=100)] = 20,
+) -> dict:
+    """List mail in a folder, newest first: message_id, date, from, to, subject."""
+    return _session(ctx).mail.list(folder, offset, limit)
+
+
+@tool
+def mail_search(
+    ctx: Context,
+    sender: Annotated[str | None, Field(description="Part of the From name or address.")] = None,
+    recipient: Annotated[str | None, Field(description="Part of a To/Cc address.")] = None,
+    subject: Annotated[str | None, Field(description="Part of the subject.")] = None,
+    text: Annotated[str | None, Field(description="Words in the subject or body.")] = None,
+    date_from: Annotated[str | None, Field(description="ISO date, inclusive.")] = None,
+    date_to: Annotated[str | None, Field(description="ISO date, inclusive.")] = None,
+    offset: Offset = 0,
+    limit: Annotated[int, Field(ge=1, le=100)] = 20,
+) -> dict:
+    """Search all mail (received and sent); every given filter must match (case-insensitive)."""
+    return _session(ctx).mail.search(sender, recipient, subject, text, date_from, date_to, offset, limit)
+
+
+@tool
+def mail_read(ctx: Context, message_id: MessageId) -> dict:
+    """Read one message in full: headers, cc, in_reply_to and body."""
+    return _session(ctx).mail.read(message_id)
+
+
+@tool
+def mail_send(ctx: Context, to: Addresses, subject: str, body: str, cc: Addresses | None = None) -> dict:
+    """Send a new message from the mailbox owner."""
+    return _session(ctx).mail.send(to, subject, body, cc)
+
+
+@tool
+def mail_reply(ctx: Context, message_id: MessageId, body: str) -> dict:
+    """Reply to the sender of a message."""
+    return _session(ctx).mail.reply(message_id, body)
+
+
+@tool
+def mail_reply_all(ctx: Context, message_id: MessageId, body: str) -> dict:
+    """Reply to the sender and every other recipient of a message."""
+    return _session(ctx).mail.reply(message_id, body, reply_all=True)
+
+
+@tool
+def mail_forward(ctx: Context, message_id: MessageId, to: Addresses, body: str = "") -> dict:
+    """Forward a message, with an optional note above it."""
+    return _session(ctx).mail.forward(message_id, to, body)
+
+
+@tool
+def calendar_list(
+    ctx: Context,
+    start: Annotated[str | None, Field(description="ISO date-time; events starting at or after.")] = None,
+    end: Annotated[str | None, Field(description="ISO date-time; events starting at or before.")] = None,
+    offset: Offset = 0,
+    limit: Annotated[int, Field(ge=1, le=100)] = 50,
+) -> dict:
+    """List calendar events (uid, start, end, summary) in time order, optionally in a range."""
+    return _session(ctx).calendar.list(start, end, offset, limit)
+
+
+@tool
+def calendar_read(ctx: Context, uid: Annotated[str, Field(description="An event uid.")]) -> dict:
+    """Read one event: summary, description, location, start, end, attendees."""
+    return _session(ctx).calendar.read(uid)
+
+
+@tool
+def calendar_create(
+    ctx: Context,
+    summary: str,
+    start: IsoTime,
+    end: IsoTime,
+    description: str = "",
+    location: str = "",
+    attendees: Addresses | None = None,
+) -> dict:
+    """Create an event; returns its uid."""
+    return _session(ctx).calendar.create(summary, start, end, description, location, attendees)
+
+
+@tool
+def calendar_update(
+    ctx: Context,
+    uid: str,
+    summary: str | None = None,
+    description: str | None = None,
+    location: str | None = None,
+    start: IsoTime | None = None,
+    end: IsoTime | None = None,
+    attendees: Addresses | None = None,
+) -> dict:
+    """Change the given fields of an event; fields left out keep their value."""
+    given = {
+        "summary": summary,
+        "description": description,
+        "location": location,
+        "start": start,
+        "end": end,
+        "attendees": attendees,
+    }
+    return _session(ctx).calendar.update(uid, {k: v for k, v in given.items() if v is not None})
+
+
+@tool
+def calendar_delete(ctx: Context, uid: str) -> dict:
+    """Delete an event."""
+    return _session(ctx).calendar.delete(uid)
+
+
+@tool
+def chat_list_spaces(ctx: Context) -> dict:
+    """List chat spaces with their member and message counts."""
+    return _session(ctx).chat.list_spaces()
+
+
+@tool
+def chat_get_history(
+    ctx: Context, space: Space, offset: Offset = 0, limit: Annotated[int, Field(ge=1, le=100)] = 50
+) -> dict:
+    """Read a space's messages, oldest first: author, created, text, topic_id, message_id."""
+    return _session(ctx).chat.history(space, offset, limit)
+
+
+@tool
+def chat_post(ctx: Context, space: Space, text: str) -> dict:
+    """Post a new message (a new topic) in a space."""
+    return _session(ctx).chat.post(space, text)
+
+
+@tool
+def chat_reply(ctx: Context, space: Space, message_id: str, text: str) -> dict:
+    """Reply in the thread (topic) of an existing message."""
+    return _session(ctx).chat.reply(space, message_id, text)
+
+
+@tool
+def chat_list_members(ctx: Context, space: Space) -> dict:
+    """List the members of a space."""
+    return _session(ctx).chat.members(space)
+
+
+@tool
+def files_list(
+    ctx: Context,
+    path: Annotated[str, Field(description="Folder to list; '.' is the root.")] = ".",
+    offset: Offset = 0,
+    limit: Annotated[int, Field(ge=1, le=100)] = 100,
+) -> dict:
+    """List every file under a folder (recursively) with its size in bytes."""
+    return _session(ctx).files.list(path, offset, limit)
+
+
+@tool
+def files_read(
+    ctx: Context,
+    path: FilePath,
+    offset: Offset = 0,
+    limit: Annotated[int, Field(ge=1, le=MAX_READ_CHARS)] = MAX_READ_CHARS,
+) -> dict:
+    """Read a document's text (md, txt, csv, json, docx paragraphs, pdf text), in pages of
+    characters; `next_offset` gives where the next page starts. Use files_read_sheet for
+    xlsx workbooks."""
+    return _session(ctx).files.read(path, offset, limit)
+
+
+@tool
+def files_read_sheet(
+    ctx: Context,
+    path: FilePath,
+    sheet: Annotated[str | None, Field(description="Sheet name; default the first.")] = None,
+    cell_range: Annotated[
+        str | None, Field(description="Cells to read, e.g. 'A1:F20'; default the whole sheet.")
+    ] = None,
+    offset: Offset = 0,
+    limit: Annotated[int, Field(ge=1, le=MAX_CELLS)] = MAX_CELLS,
+) -> dict:
+    """Read an xlsx workbook's cells: each cell's value and, where it has one, its formula.
+    Formula values are computed. Returns the list of sheets too."""
+    return _session(ctx).files.read_sheet(path, sheet, cell_range, offset, limit)
+
+
+@tool
+def files_write(ctx: Context, path: FilePath, content: str, overwrite: bool = False) -> dict:
+    """Create a text file (md, txt, csv, json), or replace one with overwrite=true."""
+    return _session(ctx).files.write(path, content, overwrite)
+
+
+@functools.cache
+def _compiled_tools() -> tuple[Tool, ...]:
+    """The tools' schemas are built once: doing it per session costs ~0.1 s of pydantic work."""
+    return tuple(
+        Tool.from_function(_refusals_as_tool_errors(fn), structured_output=False) for fn in TOOL_FUNCTIONS
+    )
+
+
 def build_server(session: Session, telemetry: Telemetry | None = None) -> MCPServer:
     """An MCPServer whose tools act on `session`; telemetry, if given, records every call."""
-    server = MCPServer(name="rubric-audit-workspace", instructions=INSTRUCTIONS,
-                       log_level="WARNING", middleware=[telemetry] if telemetry else None)
-
-    def tool(fn: F) -> F:
-        server.tool(structured_output=False)(_refusals_as_tool_errors(fn))
-        return fn
-
-    mail, calendar, chat, files = session.mail, session.calendar, session.chat, session.files
-
-    @tool
-    def mail_list(folder: Annotated[str, Field(description="'inbox' or 'sent'.")] = "inbox",
-                  offset: Offset = 0,
-                  limit: Annotated[int, Field(ge=1, le=100)] = 20) -> dict:
-        """List mail in a folder, newest first: message_id, date, from, to, subject."""
-        return mail.list(folder, offset, limit)
-
-    @tool
-    def mail_search(
-        sender: Annotated[str | None, Field(description="Part of the From name or address.")] = None,
-        recipient: Annotated[str | None, Field(description="Part of a To/Cc address.")] = None,
-        subject: Annotated[str | None, Field(description="Part of the subject.")] = None,
-        text: Annotated[str | None, Field(description="Words in the subject or body.")] = None,
-        date_from: Annotated[str | None, Field(description="ISO date, inclusive.")] = None,
-        date_to: Annotated[str | None, Field(description="ISO date, inclusive.")] = None,
-        offset: Offset = 0, limit: Annotated[int, Field(ge=1, le=100)] = 20,
-    ) -> dict:
-        """Search all mail (received and sent); every given filter must match (case-insensitive)."""
-        return mail.search(sender, recipient, subject, text, date_from, date_to, offset, limit)
-
-    @tool
-    def mail_read(message_id: MessageId) -> dict:
-        """Read one message in full: headers, cc, in_reply_to and body."""
-        return mail.read(message_id)
-
-    @tool
-    def mail_send(to: Addresses, subject: str, body: str, cc: Addresses | None = None) -> dict:
-        """Send a new message from the mailbox owner."""
-        return mail.send(to, subject, body, cc)
-
-    @tool
-    def mail_reply(message_id: MessageId, body: str) -> dict:
-        """Reply to the sender of a message."""
-        return mail.reply(message_id, body)
-
-    @tool
-    def mail_reply_all(message_id: MessageId, body: str) -> dict:
-        """Reply to the sender and every other recipient of a message."""
-        return mail.reply(message_id, body, reply_all=True)
-
-    @tool
-    def mail_forward(message_id: MessageId, to: Addresses, body: str = "") -> dict:
-        """Forward a message, with an optional note above it."""
-        return mail.forward(message_id, to, body)
-
-    @tool
-    def calendar_list(start: Annotated[str | None, Field(description="ISO date-time; events "
-                                                                     "starting at or after.")] = None,
-                      end: Annotated[str | None, Field(description="ISO date-time; events "
-                                                                   "starting at or before.")] = None,
-                      offset: Offset = 0,
-                      limit: Annotated[int, Field(ge=1, le=100)] = 50) -> dict:
-        """List calendar events (uid, start, end, summary) in time order, optionally in a range."""
-        return calendar.list(start, end, offset, limit)
-
-    @tool
-    def calendar_read(uid: Annotated[str, Field(description="An event uid.")]) -> dict:
-        """Read one event: summary, description, location, start, end, attendees."""
-        return calendar.read(uid)
-
-    @tool
-    def calendar_create(summary: str, start: IsoTime, end: IsoTime, description: str = "",
-                        location: str = "", attendees: Addresses | None = None) -> dict:
-        """Create an event; returns its uid."""
-        return calendar.create(summary, start, end, description, location, attendees)
-
-    @tool
-    def calendar_update(uid: str, summary: str | None = None, description: str | None = None,
-                        location: str | None = None, start: IsoTime | None = None,
-                        end: IsoTime | None = None, attendees: Addresses | None = None) -> dict:
-        """Change the given fields of an event; fields left out keep their value."""
-        given = {"summary": summary, "description": description, "location": location,
-                 "start": start, "end": end, "attendees": attendees}
-        return calendar.update(uid, {k: v for k, v in given.items() if v is not None})
-
-    @tool
-    def calendar_delete(uid: str) -> dict:
-        """Delete an event."""
-        return calendar.delete(uid)
-
-    @tool
-    def chat_list_spaces() -> dict:
-        """List chat spaces with their member and message counts."""
-        return chat.list_spaces()
-
-    @tool
-    def chat_get_history(space: Space, offset: Offset = 0,
-                         limit: Annotated[int, Field(ge=1, le=100)] = 50) -> dict:
-        """Read a space's messages, oldest first: author, created, text, topic_id, message_id."""
-        return chat.history(space, offset, limit)
-
-    @tool
-    def chat_post(space: Space, text: str) -> dict:
-        """Post a new message (a new topic) in a space."""
-        return chat.post(space, text)
-
-    @tool
-    def chat_reply(space: Space, message_id: str, text: str) -> dict:
-        """Reply in the thread (topic) of an existing message."""
-        return chat.reply(space, message_id, text)
-
-    @tool
-    def chat_list_members(space: Space) -> dict:
-        """List the members of a space."""
-        return chat.members(space)
-
-    @tool
-    def files_list(path: Annotated[str, Field(description="Folder to list; '.' is the root.")]
-                   = ".", offset: Offset = 0,
-                   limit: Annotated[int, Field(ge=1, le=100)] = 100) -> dict:
-        """List every file under a folder (recursively) with its size in bytes."""
-        return files.list(path, offset, limit)
-
-    @tool
-    def files_read(path: FilePath, offset: Offset = 0,
-                   limit: Annotated[int, Field(ge=1, le=MAX_READ_CHARS)] = MAX_READ_CHARS) -> dict:
-        """Read a document's text (md, txt, csv, json, docx paragraphs, pdf text), in pages of
-        characters; `next_offset` gives where the next page starts. Use files_read_sheet for
-        xlsx workbooks."""
-        return files.read(path, offset, limit)
-
-    @tool
-    def files_read_sheet(
-        path: FilePath,
-        sheet: Annotated[str | None, Field(description="Sheet name; default the first.")] = None,
-        cell_range: Annotated[str | None, Field(description="Cells to read, e.g. 'A1:F20'; "
-                                                            "default the whole sheet.")] = None,
-        offset: Offset = 0, limit: Annotated[int, Field(ge=1, le=MAX_CELLS)] = MAX_CELLS,
-    ) -> dict:
-        """Read an xlsx workbook's cells: each cell's value and, where it has one, its formula.
-        Formula values are computed. Returns the list of sheets too."""
-        return files.read_sheet(path, sheet, cell_range, offset, limit)
-
-    @tool
-    def files_write(path: FilePath, content: str, overwrite: bool = False) -> dict:
-        """Create a text file (md, txt, csv, json), or replace one with overwrite=true."""
-        return files.write(path, content, overwrite)
-
-    return server
+    return WorkspaceServer(session, telemetry)
 
 
-def serve(session: Session, telemetry: Telemetry | None, http_port: int | None,
-          export_to: Path | None) -> None:
+def serve(
+    session: Session, telemetry: Telemetry | None, http_port: int | None, export_to: Path | None
+) -> None:
     """Run the server until stopped (stdio, or HTTP on 127.0.0.1), then export the changes."""
     server = build_server(session, telemetry)
     try:

@@ -186,3 +186,81 @@ def serve_command(
         if http is not None:
             err.print(f"Serving {found.name} on http://127.0.0.1:{http}/mcp (Ctrl-C to stop)")
         serve(session, Telemetry(telemetry) if telemetry else None, http, export)
+
+
+@app.command("run")
+@user_errors
+def run_command(
+    bench: BenchArg,
+    model: Annotated[str, typer.Option(help="litellm model name, e.g. openai/gpt-4.1.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Runs folder (variant folders inside).")],
+    attempts: Annotated[int, typer.Option(min=1, help="Attempts per task.")] = 1,
+    tasks: Annotated[str | None, typer.Option(help="Comma-separated task ids or names.")] = None,
+    sample: Annotated[int | None, typer.Option(min=1, help="Run a random sample of N tasks.")
+                      ] = None,
+    seed: Annotated[int, typer.Option(help="Seed for --sample.")] = 0,
+    concurrency: Annotated[int, typer.Option(min=1, help="Attempts run at once.")] = 4,
+    system_prompt: Annotated[Path | None, typer.Option(help="Base system prompt file.")] = None,
+    variant: Annotated[str | None, typer.Option(help="Variant (folder) name.")] = None,
+    add_sentence: Annotated[list[str] | None, typer.Option(
+        help="Sentence appended to the system prompt (repeatable).")] = None,
+    drop_sentence: Annotated[list[str] | None, typer.Option(
+        help="Sentence removed from the system prompt (repeatable).")] = None,
+    max_steps: Annotated[int, typer.Option(min=1, help="Model turns per attempt.")] = 50,
+    max_tokens: Annotated[int | None, typer.Option(min=1, help="Total tokens per attempt.")
+                          ] = None,
+    timeout: Annotated[float, typer.Option(help="Wall seconds per attempt.")] = 1800.0,
+    api_base: Annotated[str | None, typer.Option(help="Provider base URL (litellm api_base).")
+                        ] = None,
+    rerun_failures: Annotated[Path | None, typer.Option(
+        help="audit.db: run one more attempt on each task every model failed on every graded "
+             "attempt.")] = None,
+) -> None:
+    """Run an agent (any litellm model) on the benchmark's tasks through the workspace."""
+    import anyio
+    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+
+    from rubric_audit.llm import ModelConfig
+    from rubric_audit.load.benchmark import load_benchmark
+    from rubric_audit.runner import Budget, Runner, all_failed_tasks, select_tasks
+    from rubric_audit.variants import claim_variant, make_variant
+
+    if tasks and sample:
+        raise InputError("--tasks", None, "give --tasks or --sample, not both")
+    benchmark = load_benchmark(bench)
+    chosen = select_tasks(benchmark, tasks.split(",") if tasks else None, sample, seed)
+    spec = make_variant(model, variant, system_prompt, add_sentence or [], drop_sentence or [])
+    claim_variant(out_dir, spec)
+    runner = Runner(benchmark, out_dir, spec, ModelConfig(model=model, api_base=api_base),
+                    Budget(max_steps=max_steps, max_tokens=max_tokens, timeout=timeout))
+    runner.clear_partials()
+    if rerun_failures is not None:
+        failed = set(all_failed_tasks(rerun_failures))
+        todo, done = runner.plan_one_more([t for t in chosen if t.id in failed]), 0
+    else:
+        todo, done = runner.plan(chosen, attempts)
+    out.print(f"Variant {spec.name}: {len(todo)} attempts to run, {done} already finished.")
+    totals = {"tokens": 0, "cost": 0.0, "cost_known": True}
+    states: dict[str, int] = {}
+    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
+               TimeRemainingColumn(), TextColumn("{task.fields[stats]}"))
+    with Progress(*columns, console=err) as progress:
+        bar = progress.add_task(spec.name, total=len(todo), stats="")
+
+        def done_one(result) -> None:
+            states[result.state] = states.get(result.state, 0) + 1
+            totals["tokens"] += result.usage.total_tokens or 0
+            if result.usage.cost is None:
+                totals["cost_known"] = False
+            else:
+                totals["cost"] += result.usage.cost
+            cost = f"${totals['cost']:.4f}" if totals["cost_known"] else "unknown"
+            stats = ", ".join(f"{k} {v}" for k, v in sorted(states.items()))
+            progress.update(bar, advance=1,
+                            stats=f"{stats} | {totals['tokens']:,} tokens | cost {cost}")
+
+        anyio.run(runner.run, todo, concurrency, done_one)
+    runner.write_results()
+    summary = ", ".join(f"{v} {k}" for k, v in sorted(states.items())) or "nothing to run"
+    out.print(f"Done: {summary}. Runs in {escape(str(out_dir / spec.name))}/ (grade them with a "
+              f"judge before they count as graded attempts).")

@@ -239,6 +239,8 @@ def load_variant(variant_dir: Path) -> RecordedRuns:
     failures = _failures(variant_dir)
     row_by_task = {r["task_id"]: r for r in rows}
     failure_by_task = {f["task_id"]: f for f in failures}
+    failure_by_attempt = {(f["task_id"], int(f["attempt"])): f for f in failures
+                          if str(f.get("attempt", "")).isdigit()}
     models = Counter(r.get("agent_model") for r in [*rows, *failures] if r.get("agent_model"))
     default_model = models.most_common(1)[0][0] if models else variant
     runs = RecordedRuns()
@@ -248,8 +250,8 @@ def load_variant(variant_dir: Path) -> RecordedRuns:
             k: str(v) for k, v in failure_by_task.get(task_id, {}).items()}
         model = row.get("agent_model") or default_model
         for index, folder in _attempt_folders(task_dir):
-            attempt, grades = _attempt(folder, variant, task_id, index, model,
-                                       failure_by_task.get(task_id))
+            failure = failure_by_attempt.get((task_id, index), failure_by_task.get(task_id))
+            attempt, grades = _attempt(folder, variant, task_id, index, model, failure)
             if attempt.judge_model is None and row.get("judge_model"):
                 attempt = attempt.model_copy(update={"judge_model": row["judge_model"]})
             runs.attempts.append(attempt)

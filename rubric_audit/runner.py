@@ -1,0 +1,331 @@
+"""The agent runner: any litellm model against the workspace, writing Archipelago run folders.
+
+Each (task, attempt) gets a fresh workspace session, the workspace tools plus `final_answer`
+through litellm tool calling, and a loop that ends at final_answer or when a budget (steps,
+tokens, wall time) runs out. Attempts are written to a hidden temporary folder and renamed to
+`<runs>/<variant>/<task_id>/attempt_<k>/` when complete, so an interrupted run leaves no
+half-written attempt and a rerun skips what is finished.
+"""
+
+from __future__ import annotations
+
+import csv
+import io
+import json
+import random
+import shutil
+import tempfile
+import time
+from collections import Counter
+from collections.abc import Callable
+from pathlib import Path
+from typing import Any, Literal
+
+import anyio
+from pydantic import BaseModel, Field
+
+from rubric_audit.errors import InputError
+from rubric_audit.llm import ModelConfig, ModelUnavailable, complete
+from rubric_audit.model import Benchmark, Task, Usage
+from rubric_audit.variants import Variant
+
+NUDGE = "No tool was called. Use the tools, or call final_answer to submit your answer."
+FINAL_ANSWER_TOOL = {"type": "function", "function": {
+    "name": "final_answer",
+    "description": "Submit your complete answer to the task. Call it once, when you are done.",
+    "parameters": {"type": "object", "required": ["answer"], "properties": {
+        "answer": {"type": "string", "description": "Your complete answer."}}}}}
+RESULT_COLUMNS = ["task_id", "domain", "world_id", "status", "agent_status", "steps_used",
+                  "wall_time_seconds", "agent_prompt_tokens", "agent_completion_tokens",
+                  "agent_total_tokens", "agent_cost", "agent_model", "variant", "attempt"]
+
+State = Literal["completed", "budget_exhausted", "unavailable"]
+
+
+class Budget(BaseModel):
+    max_steps: int = Field(50, ge=1)
+    max_tokens: int | None = Field(None, ge=1, description="total tokens over the attempt")
+    timeout: float = Field(1800.0, gt=0, description="wall seconds for the attempt")
+
+
+class AttemptResult(BaseModel):
+    """How one attempt ended (`run_result.json` in its folder)."""
+
+    task_id: str
+    attempt: int
+    model: str
+    variant: str
+    state: State
+    reason: str | None = None
+    steps: int = 0
+    usage: Usage = Field(default_factory=lambda: Usage(prompt_tokens=0, completion_tokens=0,
+                                                       total_tokens=0, cost=0.0))
+    wall_time: float = 0.0
+
+
+class RunSummary(BaseModel):
+    planned: int
+    skipped: int
+    states: dict[str, int]
+
+
+def select_tasks(bench: Benchmark, ids: list[str] | None, sample: int | None,
+                 seed: int) -> list[Task]:
+    """The tasks named (by id or name), or a seeded random sample, in benchmark order."""
+    if ids:
+        chosen = []
+        for key in ids:
+            task = bench.task(key)
+            if task is None:
+                raise InputError("--tasks", None, f"no task {key!r} in {bench.root}")
+            chosen.append(task)
+        return chosen
+    if sample is not None:
+        picked = set(t.id for t in random.Random(seed).sample(bench.tasks,
+                                                              min(sample, len(bench.tasks))))
+        return [t for t in bench.tasks if t.id in picked]
+    return list(bench.tasks)
+
+
+def existing_attempts(task_dir: Path) -> list[int]:
+    return sorted(int(p.name.removeprefix("attempt_")) for p in task_dir.glob("attempt_*")
+                  if p.is_dir() and p.name.removeprefix("attempt_").isdigit())
+
+
+def _sum_usage(total: Usage, add: Usage) -> Usage:
+    """Token counts add up; the cost is known only while every call's cost is known."""
+    return Usage(prompt_tokens=(total.prompt_tokens or 0) + (add.prompt_tokens or 0),
+                 completion_tokens=(total.completion_tokens or 0) + (add.completion_tokens or 0),
+                 total_tokens=(total.total_tokens or 0) + (add.total_tokens or 0),
+                 cost=None if total.cost is None or add.cost is None else total.cost + add.cost)
+
+
+def _tool_text(result: Any) -> str:
+    text = "\n".join(getattr(c, "text", "") for c in result.content)
+    return f"ERROR: {text}" if result.is_error else text
+
+
+def _write_json(path: Path, data: Any) -> None:
+    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+
+
+class Runner:
+    """Runs attempts of one model and variant on a benchmark into a runs folder."""
+
+    def __init__(self, bench: Benchmark, runs: Path, variant: Variant, model: ModelConfig,
+                 budget: Budget) -> None:
+        self.bench = bench
+        self.variant = variant
+        self.model = model
+        self.budget = budget
+        self.folder = Path(runs) / variant.name
+        self._tools: list[dict[str, Any]] | None = None
+
+    async def _agent_loop(self, task: Task, client: Any, messages: list[dict[str, Any]],
+                          result: AttemptResult) -> str | None:
+        if self._tools is None:  # every session serves the same tools: convert them once
+            self._tools = [{"type": "function", "function": {
+                "name": t.name, "description": t.description or "",
+                "parameters": t.input_schema}} for t in (await client.list_tools()).tools]
+            self._tools.append(FINAL_ANSWER_TOOL)
+        tools = self._tools
+        while True:
+            if result.steps >= self.budget.max_steps:
+                raise _BudgetExhausted(f"step budget of {self.budget.max_steps} used up")
+            if self.budget.max_tokens and (result.usage.total_tokens or 0) >= self.budget.max_tokens:
+                raise _BudgetExhausted(f"token budget of {self.budget.max_tokens} used up")
+            reply = await complete(self.model, messages, tools=tools)
+            result.steps += 1
+            result.usage = _sum_usage(result.usage, reply.usage)
+            messages.append(reply.message)
+            calls = reply.message.get("tool_calls") or []
+            if not calls:
+                messages.append({"role": "user", "content": NUDGE})
+                continue
+            answer = None
+            for call in calls:
+                name, raw = call["function"]["name"], call["function"]["arguments"]
+                try:
+                    args = json.loads(raw or "{}")
+                    if not isinstance(args, dict):
+                        raise ValueError("arguments must be a JSON object")
+                except ValueError as exc:
+                    content = f"ERROR: the arguments are not valid JSON ({exc}); try again."
+                else:
+                    if name == "final_answer" and isinstance(args.get("answer"), str):
+                        answer = content = args["answer"]
+                    elif name == "final_answer":
+                        content = "ERROR: final_answer needs an 'answer' string."
+                    else:
+                        content = _tool_text(await client.call_tool(name, args))
+                messages.append({"role": "tool", "tool_call_id": call["id"], "name": name,
+                                 "content": content})
+            if answer is not None:
+                return answer
+
+    async def run_attempt(self, task: Task, index: int) -> AttemptResult:
+        """One attempt, written atomically to attempt_<index>/."""
+        from mcp import Client
+
+        from mock_workspace.server import build_server
+        from mock_workspace.session import Session
+        from mock_workspace.telemetry import Telemetry
+
+        task_dir = self.folder / task.id
+        task_dir.mkdir(parents=True, exist_ok=True)
+        staging = Path(tempfile.mkdtemp(prefix=f".attempt_{index}.partial-", dir=task_dir))
+        result = AttemptResult(task_id=task.id, attempt=index, model=self.model.model,
+                               variant=self.variant.name, state="completed")
+        messages = [{"role": "system", "content": self.variant.system_prompt},
+                    {"role": "user", "content": task.prompt}]
+        initial = [dict(m) for m in messages]
+        answer = None
+        started = time.monotonic()
+        try:
+            with Session(self.bench, task) as session:
+                server = build_server(session, Telemetry(staging / "telemetry.jsonl"))
+                try:
+                    with anyio.fail_after(self.budget.timeout):
+                        async with Client(server) as client:
+                            # Handled inside: the client's task group would wrap them in a group.
+                            try:
+                                answer = await self._agent_loop(task, client, messages, result)
+                            except _BudgetExhausted as exc:
+                                result.state, result.reason = "budget_exhausted", str(exc)
+                            except ModelUnavailable as exc:
+                                result.state, result.reason = "unavailable", exc.reason
+                except TimeoutError:
+                    result.state = "budget_exhausted"
+                    result.reason = f"wall-time budget of {self.budget.timeout:g} s used up"
+                session.export(staging / "artifacts")
+            result.wall_time = round(time.monotonic() - started, 3)
+            self._write_attempt(staging, task, result, initial, messages, answer)
+            staging.rename(task_dir / f"attempt_{index}")
+        finally:
+            if staging.exists():
+                shutil.rmtree(staging)
+        return result
+
+    def _write_attempt(self, folder: Path, task: Task, result: AttemptResult,
+                       initial: list[dict[str, Any]], messages: list[dict[str, Any]],
+                       answer: str | None) -> None:
+        status = {"completed": "completed", "budget_exhausted": "budget_exhausted",
+                  "unavailable": "failed"}[result.state]
+        _write_json(folder / "initial_messages.json", initial)
+        _write_json(folder / "verifiers.json", [
+            {"verifier_id": c.id, "verifier_version": 1, "world_id": task.world_id,
+             "task_id": task.id, "eval_config_id": "ec_output_llm",
+             "verifier_values": {"criteria": c.text, "is_primary_objective": c.primary},
+             "verifier_index": i, "verifier_dependencies": None}
+            for i, c in enumerate(task.criteria)])
+        _write_json(folder / "trajectory.json", {
+            "messages": messages, "output": answer, "status": status,
+            "time_elapsed": result.wall_time, "usage": result.usage.model_dump()})
+        _write_json(folder / "agent_config.json", {
+            "agent_config_id": "rubric_audit_agent", "agent_name": "rubric-audit runner",
+            "agent_config_values": self.budget.model_dump()})
+        _write_json(folder / "orchestrator_extra_args.json", {
+            "model": self.model.model, "api_base": self.model.api_base,
+            "temperature": self.model.temperature, "max_tokens": self.model.max_output_tokens})
+        _write_json(folder / "run_result.json", result.model_dump())
+
+    def write_results(self) -> None:
+        """results.csv and results.failures.jsonl, rebuilt from the finished attempt folders.
+
+        Written when a run ends (or is interrupted); the attempt folders are the record, so a
+        rerun rebuilds these files if a kill left them behind.
+        """
+        rows, failures = [], []
+        for path in sorted(self.folder.glob("*/attempt_*/run_result.json")):
+            r = AttemptResult.model_validate_json(path.read_text(encoding="utf-8"))
+            task = self.bench.task(r.task_id)
+            common = {"task_id": r.task_id, "domain": task.domain if task else "",
+                      "world_id": task.world_id if task else "", "agent_model": r.model,
+                      "variant": r.variant, "attempt": r.attempt}
+            if r.state == "unavailable":
+                failures.append({**common, "status": "skipped", "scope": "task",
+                                 "error": r.reason})
+                continue
+            rows.append({**common, "status": "ungraded", "agent_status": r.state,
+                         "steps_used": r.steps, "wall_time_seconds": r.wall_time,
+                         "agent_prompt_tokens": r.usage.prompt_tokens,
+                         "agent_completion_tokens": r.usage.completion_tokens,
+                         "agent_total_tokens": r.usage.total_tokens, "agent_cost": r.usage.cost})
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=RESULT_COLUMNS, lineterminator="\n")
+        writer.writeheader()
+        writer.writerows(rows)
+        _replace(self.folder / "results.csv", buffer.getvalue())
+        _replace(self.folder / "results.failures.jsonl",
+                 "".join(json.dumps(f, sort_keys=True) + "\n" for f in failures))
+
+    def plan(self, tasks: list[Task], attempts: int) -> tuple[list[tuple[Task, int]], int]:
+        """(task, k) pairs still to run for attempts 1..attempts, and how many are done."""
+        todo, done = [], 0
+        for task in tasks:
+            finished = set(existing_attempts(self.folder / task.id))
+            for k in range(1, attempts + 1):
+                if k in finished:
+                    done += 1
+                else:
+                    todo.append((task, k))
+        return todo, done
+
+    def plan_one_more(self, tasks: list[Task]) -> list[tuple[Task, int]]:
+        """One attempt beyond the last finished one, for each task."""
+        return [(t, max(existing_attempts(self.folder / t.id), default=0) + 1) for t in tasks]
+
+    def clear_partials(self) -> None:
+        """Remove staging folders an interrupted run left behind (never finished attempts)."""
+        for partial in self.folder.glob("*/.attempt_*.partial-*"):
+            shutil.rmtree(partial, ignore_errors=True)
+
+    async def run(self, todo: list[tuple[Task, int]], concurrency: int,
+                  on_done: Callable[[AttemptResult], None] | None = None) -> Counter[str]:
+        states: Counter[str] = Counter()
+        limiter = anyio.CapacityLimiter(concurrency)
+
+        async def one(task: Task, index: int) -> None:
+            async with limiter:
+                result = await self.run_attempt(task, index)
+            states[result.state] += 1
+            if on_done:
+                on_done(result)
+
+        try:
+            async with anyio.create_task_group() as group:
+                for task, index in todo:
+                    group.start_soon(one, task, index)
+        finally:
+            self.write_results()
+        return states
+
+
+class _BudgetExhausted(Exception):
+    """The agent used up a step or token budget without calling final_answer."""
+
+
+def _replace(path: Path, text: str) -> None:
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(text, encoding="utf-8")
+    tmp.replace(path)
+
+
+def all_failed_tasks(db: Path) -> list[str]:
+    """Task ids that every model failed on every graded attempt (recorded grades)."""
+    from rubric_audit.scores import attempt_outcome
+    from rubric_audit.store import AuditStore
+
+    if not db.is_file():
+        raise InputError(db, None, "no such audit.db")
+    with AuditStore(db) as store:
+        tasks = {t.id: t for t in store.tasks()}
+        grades: dict[str, list] = {}
+        for g in store.grades("recorded"):
+            grades.setdefault(g.attempt_id, []).append(g)
+        outcomes: dict[str, list[str]] = {}
+        for a in store.attempts():
+            if a.state == "graded" and a.task_id in tasks:
+                outcomes.setdefault(a.task_id, []).append(
+                    attempt_outcome(tasks[a.task_id], grades.get(a.id, [])))
+    return sorted(t for t, seen in outcomes.items() if seen and all(o == "fail" for o in seen))

@@ -1,0 +1,113 @@
+"""A local OpenAI-compatible chat completions server, scripted per test, on 127.0.0.1.
+
+Tests reach it through litellm over real HTTP (`openai/<name>` models with `api_base=server.url`).
+A script is a function from the request body to a Reply; `scripted()` builds one from a list.
+"""
+
+from __future__ import annotations
+
+import json
+import threading
+import time
+from collections.abc import Callable
+from dataclasses import dataclass, field
+from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
+from typing import Any
+
+
+@dataclass
+class Reply:
+    """What the server answers: an assistant message, or an HTTP error status."""
+
+    message: dict[str, Any] | None = None
+    status: int = 200
+    usage: dict[str, int] = field(default_factory=lambda: {
+        "prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120})
+
+
+def text(content: str) -> Reply:
+    return Reply({"role": "assistant", "content": content})
+
+
+def tool_call(name: str, arguments: dict | str, call_id: str = "call_1") -> Reply:
+    args = arguments if isinstance(arguments, str) else json.dumps(arguments)
+    return Reply({"role": "assistant", "content": None, "tool_calls": [
+        {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}]})
+
+
+def error(status: int) -> Reply:
+    return Reply(status=status)
+
+
+Script = Callable[[dict[str, Any]], Reply]
+
+
+def scripted(replies: list[Reply]) -> Script:
+    """Answer requests with `replies` in order; the last one repeats."""
+    lock = threading.Lock()
+    position = [0]
+
+    def script(_: dict[str, Any]) -> Reply:
+        with lock:
+            reply = replies[min(position[0], len(replies) - 1)]
+            position[0] += 1
+        return reply
+
+    return script
+
+
+class FakeOpenAI:
+    """Serve `script` on an ephemeral port; `latency` seconds are slept before every answer."""
+
+    def __init__(self, script: Script, latency: float = 0.0) -> None:
+        self.script = script
+        self.latency = latency
+        self.requests: list[dict[str, Any]] = []
+        fake = self
+
+        class Handler(BaseHTTPRequestHandler):
+            protocol_version = "HTTP/1.1"
+            # Headers and body go out in two writes; with Nagle on, delayed ACKs add ~40 ms.
+            disable_nagle_algorithm = True
+
+            def do_POST(self) -> None:
+                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                fake.requests.append(body)
+                if fake.latency:
+                    time.sleep(fake.latency)
+                reply = fake.script(body)
+                if reply.status != 200:
+                    payload = {"error": {"message": f"scripted {reply.status}",
+                                         "type": "server_error", "code": reply.status}}
+                else:
+                    calls = reply.message.get("tool_calls")
+                    payload = {"id": f"chatcmpl-{len(fake.requests)}", "object": "chat.completion",
+                               "created": 0, "model": body.get("model", "fake"),
+                               "choices": [{"index": 0, "message": reply.message,
+                                            "finish_reason": "tool_calls" if calls else "stop"}],
+                               "usage": reply.usage}
+                data = json.dumps(payload).encode()
+                self.send_response(reply.status)
+                self.send_header("Content-Type", "application/json")
+                self.send_header("Content-Length", str(len(data)))
+                self.end_headers()
+                self.wfile.write(data)
+
+            def log_message(self, *args: Any) -> None:
+                return
+
+        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
+        self.httpd.daemon_threads = True
+        self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def url(self) -> str:
+        return f"http://127.0.0.1:{self.httpd.server_address[1]}/v1"
+
+    def __enter__(self) -> FakeOpenAI:
+        self.thread.start()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.httpd.shutdown()
+        self.httpd.server_close()

@@ -1,0 +1,181 @@
+"""The agent runner, through litellm, against a fake OpenAI-compatible server on 127.0.0.1."""
+
+from __future__ import annotations
+
+import json
+import os
+import signal
+import subprocess
+import sys
+import time
+from pathlib import Path
+from typing import Any
+
+import anyio
+import pytest
+from typer.testing import CliRunner
+
+from rubric_audit.cli import app
+from rubric_audit.llm import ModelConfig
+from rubric_audit.load.benchmark import load_benchmark
+from rubric_audit.load.runs import load_runs
+from rubric_audit.runner import AttemptResult, Budget, Runner
+from rubric_audit.variants import make_variant
+from tests.conftest import SAMPLE
+from tests.fakes.openai_server import FakeOpenAI, Reply, error, scripted, text, tool_call
+
+MODEL = "openai/fake-agent"
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return load_benchmark(SAMPLE)
+
+
+def tool_turns(body: dict[str, Any]) -> int:
+    return sum(m["role"] == "tool" for m in body["messages"])
+
+
+def reads_mail_and_workbook(body: dict[str, Any]) -> Reply:
+    """A scripted agent: search mail, read the model's DCF, then answer."""
+    steps = [
+        tool_call("mail_search", {"text": "revolving"}),
+        tool_call("files_read_sheet", {"path": "Project_Nordlys/Nordlys_Model.xlsx",
+                                       "sheet": "DCF", "cell_range": "B18:B18"}),
+        tool_call("final_answer", {"answer": "NOK 47.63 per share"}),
+    ]
+    return steps[min(tool_turns(body), len(steps) - 1)]
+
+
+def runner_for(sample, tmp_path: Path, server: FakeOpenAI, **budget: Any) -> Runner:
+    variant = make_variant(MODEL, None, None, [], [])
+    config = ModelConfig(model=MODEL, api_base=server.url, api_key="sk-test", backoff=0.01,
+                         retries=2)
+    return Runner(sample, tmp_path / "runs", variant, config, Budget(**budget))
+
+
+def run_one(runner: Runner, task) -> AttemptResult:
+    """Run attempt 1 of `task` the way the CLI does, and read back how it ended."""
+    anyio.run(runner.run, [(task, 1)], 1)
+    path = runner.folder / task.id / "attempt_1" / "run_result.json"
+    return AttemptResult.model_validate_json(path.read_text())
+
+
+def test_scripted_model_reads_mail_and_file_then_answers(sample, tmp_path: Path) -> None:
+    with FakeOpenAI(reads_mail_and_workbook) as server:
+        runner = runner_for(sample, tmp_path, server)
+        result = run_one(runner, sample.task("nordlys_06"))
+    assert (result.state, result.steps, result.usage.total_tokens) == ("completed", 3, 360)
+    folder = tmp_path / "runs" / runner.variant.name / sample.task("nordlys_06").id / "attempt_1"
+    trajectory = json.loads((folder / "trajectory.json").read_text())
+    tool_results = [m["content"] for m in trajectory["messages"] if m["role"] == "tool"]
+    assert "nordlys-netdebt@nordlysfoods.no" in tool_results[0]
+    assert "2360.03" in tool_results[1]
+    assert trajectory["output"] == "NOK 47.63 per share" and trajectory["status"] == "completed"
+    sent_tools = {t["function"]["name"] for t in server.requests[0]["tools"]}
+    assert {"mail_search", "files_read_sheet", "final_answer"} <= sent_tools
+    telemetry = [json.loads(line) for line in (folder / "telemetry.jsonl").read_text().splitlines()]
+    assert [t["tool"] for t in telemetry] == ["mail_search", "files_read_sheet"]
+    [attempt] = load_runs([tmp_path / "runs"]).attempts
+    assert (attempt.answer, attempt.model, attempt.index) == ("NOK 47.63 per share", MODEL, 1)
+    assert attempt.state == "unavailable" and "never reached grading" in attempt.unavailable_reason
+
+
+def test_rate_limit_then_success(sample, tmp_path: Path) -> None:
+    with FakeOpenAI(scripted([error(429), tool_call("final_answer", {"answer": "45 days"})])
+                    ) as server:
+        result = run_one(runner_for(sample, tmp_path, server), sample.task("meridian_04"))
+        assert len(server.requests) == 2
+    assert result.state == "completed"
+
+
+def test_provider_that_keeps_failing_is_unavailable(sample, tmp_path: Path) -> None:
+    with FakeOpenAI(scripted([error(503)])) as server:
+        runner = runner_for(sample, tmp_path, server)
+        result = run_one(runner, sample.task("meridian_04"))
+        assert len(server.requests) == 3, "one try and two retries"
+    assert result.state == "unavailable" and "ServiceUnavailable" in result.reason
+    failures = (runner.folder / "results.failures.jsonl").read_text().splitlines()
+    assert json.loads(failures[0])["attempt"] == 1
+    [attempt] = load_runs([tmp_path / "runs"]).attempts
+    assert attempt.state == "unavailable" and "ServiceUnavailable" in attempt.unavailable_reason
+
+
+@pytest.mark.parametrize("reply", [tool_call("mail_list", {}), text("Still thinking.")])
+def test_model_that_never_answers_exhausts_the_budget(sample, tmp_path: Path, reply) -> None:
+    with FakeOpenAI(scripted([reply])) as server:
+        result = run_one(runner_for(sample, tmp_path, server, max_steps=4),
+                         sample.task("kestrel_06"))
+        assert len(server.requests) == 4
+    assert result.state == "budget_exhausted" and "step budget of 4" in result.reason
+
+
+def test_token_and_wall_time_budgets(sample, tmp_path: Path) -> None:
+    with FakeOpenAI(scripted([tool_call("mail_list", {})])) as server:
+        result = run_one(runner_for(sample, tmp_path / "a", server, max_tokens=250),
+                         sample.task("kestrel_06"))
+    assert result.state == "budget_exhausted" and "token budget of 250" in result.reason
+    with FakeOpenAI(scripted([tool_call("mail_list", {})]), latency=0.3) as server:
+        result = run_one(runner_for(sample, tmp_path / "b", server, timeout=1.0),
+                         sample.task("kestrel_06"))
+    assert result.state == "budget_exhausted" and "wall-time budget" in result.reason
+
+
+def test_malformed_tool_arguments_go_back_to_the_model(sample, tmp_path: Path) -> None:
+    replies = [tool_call("files_read", "{not json"), tool_call("files_read", {"path": 7}),
+               tool_call("final_answer", {"answer": "done"})]
+    with FakeOpenAI(scripted(replies)) as server:
+        runner = runner_for(sample, tmp_path, server)
+        result = run_one(runner, sample.task("kestrel_06"))
+        third = server.requests[2]["messages"]
+    assert result.state == "completed"
+    errors = [m["content"] for m in third if m["role"] == "tool"]
+    assert errors[0].startswith("ERROR: the arguments are not valid JSON")
+    assert errors[1].startswith("ERROR:") and "valid string" in errors[1]
+
+
+def test_variant_stores_the_prompt_with_the_sentence_added(tmp_path: Path) -> None:
+    sentence = "Read every email before you answer."
+    with FakeOpenAI(scripted([tool_call("final_answer", {"answer": "ok"})])) as server:
+        args = ["run", str(SAMPLE), "--model", MODEL, "--out", str(tmp_path / "runs"),
+                "--tasks", "kestrel_06,kestrel_07", "--variant", "mail-first",
+                "--add-sentence", sentence, "--api-base", server.url]
+        result = CliRunner().invoke(app, args, env={"OPENAI_API_KEY": "sk-test"})
+        assert result.exit_code == 0, result.output
+        assert all(r["messages"][0]["content"].endswith(sentence) for r in server.requests)
+    folder = tmp_path / "runs" / "mail-first"
+    sent = json.loads(next(folder.glob("*/attempt_1/initial_messages.json")).read_text())
+    assert sent[0]["content"].endswith(" " + sentence)
+    assert json.loads((folder / "variant.json").read_text())["added"] == [sentence]
+    other = CliRunner().invoke(app, [*args[:-4], "--add-sentence", "Something else.",
+                                     "--api-base", "http://127.0.0.1:9/v1"])
+    assert other.exit_code == 2 and "already exists" in other.stderr
+
+
+def test_interrupted_run_resumes_without_duplicates(tmp_path: Path) -> None:
+    runs = tmp_path / "runs"
+    args = [sys.executable, "-m", "rubric_audit", "run", str(SAMPLE), "--model", MODEL,
+            "--out", str(runs), "--tasks", "kestrel_06,kestrel_07,meridian_04",
+            "--attempts", "2", "--concurrency", "2", "--variant", "v"]
+    env = {**os.environ, "OPENAI_API_KEY": "sk-test"}
+    with FakeOpenAI(scripted([tool_call("final_answer", {"answer": "ok"})]),
+                    latency=0.5) as server:
+        proc = subprocess.Popen([*args, "--api-base", server.url], env=env,
+                                stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        deadline = time.monotonic() + 60
+        while not list(runs.glob("v/*/attempt_*")) and time.monotonic() < deadline:
+            time.sleep(0.05)
+        proc.send_signal(signal.SIGKILL)
+        proc.wait()
+        finished_before = len(list(runs.glob("v/*/attempt_*")))
+        assert 1 <= finished_before < 6
+        done = subprocess.run([*args, "--api-base", server.url], env=env, capture_output=True,
+                              text=True, check=False)
+        assert done.returncode == 0, done.stderr
+        assert f"{6 - finished_before} attempts to run, {finished_before} already finished" \
+            in done.stdout
+    attempts = sorted(p.relative_to(runs / "v").as_posix() for p in runs.glob("v/*/attempt_*"))
+    assert len(attempts) == 6 and {a.split("/")[1] for a in attempts} == {"attempt_1",
+                                                                         "attempt_2"}
+    assert not list(runs.rglob(".attempt_*")), "no half-written attempt folder is left"
+    assert len(load_runs([runs / "v"]).attempts) == 6
