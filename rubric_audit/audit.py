@@ -17,6 +17,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from rubric_audit.checks.code_grade import code_grades, code_verdicts, judge_disagrees_with_code
 from rubric_audit.checks.input import ATTEMPT_INPUT_CHECKS, TASK_INPUT_CHECKS
 from rubric_audit.errors import InputError
 from rubric_audit.load.benchmark import load_benchmark
@@ -29,6 +30,7 @@ from rubric_audit.store import AuditStore, ImportSummary
 DB_NAME = "audit.db"
 BENCHMARK_STAGE = "input:benchmark"
 RUNS_STAGE = "input:runs"
+CODE_STAGE = "code"
 
 
 class AuditResult(BaseModel):
@@ -54,6 +56,30 @@ def runs_for_benchmark(runs: RecordedRuns, bench: Benchmark) -> RecordedRuns:
     known = {a.id for a in runs.attempts if bench.task(a.task_id) is not None}
     return RecordedRuns(attempts=[a for a in runs.attempts if a.id in known],
                         grades=[g for g in runs.grades if g.attempt_id in known])
+
+
+def check_numbers_in_code(store: AuditStore) -> None:
+    """The code checker on every stored attempt with an answer, and its disagreements with judges.
+
+    Replaces the `code` grades and the `code` stage's findings.
+    """
+    tasks = {t.id: t for t in store.tasks()}
+    judged: dict[str, list[CriterionGrade]] = {}
+    for g in store.grades():
+        if g.grader != "code":
+            judged.setdefault(g.attempt_id, []).append(g)
+    grades: list[CriterionGrade] = []
+    findings: list[Finding] = []
+    for attempt in store.attempts():
+        task = tasks.get(attempt.task_id)
+        if task is None:
+            continue
+        verdicts = code_verdicts(task, attempt)
+        grades += code_grades(attempt, verdicts)
+        findings += judge_disagrees_with_code(task, attempt, judged.get(attempt.id, []), verdicts)
+    with store.transaction():
+        store.replace_grades("code", grades)
+        store.replace_findings(CODE_STAGE, findings)
 
 
 def _check_same_benchmark(store: AuditStore, bench: Benchmark) -> None:
@@ -128,6 +154,7 @@ def run_audit(bench_path: Path, run_paths: list[Path] | None, out: Path) -> Audi
     with _output_folder(out) as folder:
         with AuditStore(folder / DB_NAME) as store:
             imported, _ = import_into(store, runs, bench)
+            check_numbers_in_code(store)
             summary = build_summary(store)
             findings = store.findings()
         _write_atomic(folder / "findings.jsonl",

@@ -264,3 +264,41 @@ def run_command(
     summary = ", ".join(f"{v} {k}" for k, v in sorted(states.items())) or "nothing to run"
     out.print(f"Done: {summary}. Runs in {escape(str(out_dir / spec.name))}/ (grade them with a "
               f"judge before they count as graded attempts).")
+
+
+@app.command("grade")
+@user_errors
+def grade_command(
+    runs: Annotated[list[Path], typer.Argument(help="Variant folders, or folders of them.")],
+    judge: Annotated[str, typer.Option(help="litellm model name of the judge.")],
+    bench: Annotated[Path | None, typer.Option(
+        help="Benchmark the runs belong to (default: the tasks as the runs recorded them).")
+    ] = None,
+    judge_template: Annotated[Path | None, typer.Option(
+        help="Prompt template with $prompt, $answer, $artifacts, $criterion (default: ours).")
+    ] = None,
+    api_base: Annotated[str | None, typer.Option(help="Provider base URL.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Judge calls at once.")] = 8,
+    cache: Annotated[Path | None, typer.Option(
+        help="Response cache (default: $RUBRIC_AUDIT_CACHE or ~/.cache/rubric-audit).")
+    ] = None,
+) -> None:
+    """Grade recorded attempts with an LLM judge, one call per criterion, beside the recorded grades."""
+    import anyio
+
+    from rubric_audit.judge import grade_runs, judge_slug, load_template
+    from rubric_audit.llm import ModelConfig, ResponseCache, default_cache_path
+    from rubric_audit.load.benchmark import load_benchmark
+
+    template = load_template(judge_template)
+    tasks = {t.id: t for t in load_benchmark(bench).tasks} if bench else None
+    summary = anyio.run(grade_runs, runs, ModelConfig(model=judge, api_base=api_base), template,
+                        tasks, ResponseCache(cache or default_cache_path()), concurrency)
+    verdicts = ", ".join(f"{v} {k}" for k, v in sorted(summary.verdicts.items())) or "none"
+    cost = "unknown" if summary.usage.cost is None else f"${summary.usage.cost:.4f}"
+    out.print(f"Graded {summary.completed} attempts with {judge} ({summary.errored} could not be "
+              f"graded: provider unavailable; {summary.skipped} skipped: the agent failed). "
+              f"Verdicts: {verdicts}. Calls: {summary.calls} ({summary.cached_calls} from cache), "
+              f"{summary.usage.total_tokens:,} tokens, cost {cost}.")
+    out.print(f"Each attempt's grading run is in grades/{escape(judge_slug(judge))}.json beside "
+              f"its recorded grades.json; `audit` or `import` compares them.")

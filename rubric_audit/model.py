@@ -155,6 +155,18 @@ class Usage(Record):
     total_tokens: int | None = None
     cost: float | None = None
 
+    @classmethod
+    def zero(cls) -> Usage:
+        return cls(prompt_tokens=0, completion_tokens=0, total_tokens=0, cost=0.0)
+
+    def plus(self, other: Usage) -> Usage:
+        """Token counts add up; the cost is known only while every part's cost is known."""
+        return Usage(
+            prompt_tokens=(self.prompt_tokens or 0) + (other.prompt_tokens or 0),
+            completion_tokens=(self.completion_tokens or 0) + (other.completion_tokens or 0),
+            total_tokens=(self.total_tokens or 0) + (other.total_tokens or 0),
+            cost=None if self.cost is None or other.cost is None else self.cost + other.cost)
+
 
 class Attempt(Record):
     """One agent run of one task. `unavailable` means no grade exists: never a fail."""

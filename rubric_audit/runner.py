@@ -58,8 +58,7 @@ class AttemptResult(BaseModel):
     state: State
     reason: str | None = None
     steps: int = 0
-    usage: Usage = Field(default_factory=lambda: Usage(prompt_tokens=0, completion_tokens=0,
-                                                       total_tokens=0, cost=0.0))
+    usage: Usage = Field(default_factory=Usage.zero)
     wall_time: float = 0.0
 
 
@@ -90,14 +89,6 @@ def select_tasks(bench: Benchmark, ids: list[str] | None, sample: int | None,
 def existing_attempts(task_dir: Path) -> list[int]:
     return sorted(int(p.name.removeprefix("attempt_")) for p in task_dir.glob("attempt_*")
                   if p.is_dir() and p.name.removeprefix("attempt_").isdigit())
-
-
-def _sum_usage(total: Usage, add: Usage) -> Usage:
-    """Token counts add up; the cost is known only while every call's cost is known."""
-    return Usage(prompt_tokens=(total.prompt_tokens or 0) + (add.prompt_tokens or 0),
-                 completion_tokens=(total.completion_tokens or 0) + (add.completion_tokens or 0),
-                 total_tokens=(total.total_tokens or 0) + (add.total_tokens or 0),
-                 cost=None if total.cost is None or add.cost is None else total.cost + add.cost)
 
 
 def _tool_text(result: Any) -> str:
@@ -136,7 +127,7 @@ class Runner:
                 raise _BudgetExhausted(f"token budget of {self.budget.max_tokens} used up")
             reply = await complete(self.model, messages, tools=tools)
             result.steps += 1
-            result.usage = _sum_usage(result.usage, reply.usage)
+            result.usage = result.usage.plus(reply.usage)
             messages.append(reply.message)
             calls = reply.message.get("tool_calls") or []
             if not calls:

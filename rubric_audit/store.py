@@ -148,6 +148,10 @@ class AuditStore:
             row = self.db.execute("SELECT fingerprint, json FROM attempts WHERE attempt_id = ?",
                                   (attempt.id,)).fetchone()
             if row and row[0] == attempt.fingerprint:
+                # The recording is the same; grades added since (a new judge run) come in.
+                self.db.execute("UPDATE attempts SET state = ?, json = ? WHERE attempt_id = ?",
+                                (attempt.state, _dump(attempt), attempt.id))
+                self.save_grades(grades_by_attempt.get(attempt.id, []))
                 summary.unchanged += 1
                 continue
             if row:
@@ -174,6 +178,11 @@ class AuditStore:
         self.db.executemany(
             "INSERT OR REPLACE INTO grades VALUES (?, ?, ?, ?, ?)",
             [(g.attempt_id, g.criterion_id, g.grader, g.verdict, _dump(g)) for g in grades])
+
+    def replace_grades(self, grader: str, grades: Iterable[CriterionGrade]) -> None:
+        """A grader's verdicts replace that grader's earlier ones."""
+        self.db.execute("DELETE FROM grades WHERE grader = ?", (grader,))
+        self.save_grades(grades)
 
     def replace_findings(self, stage: str, findings: Iterable[Finding]) -> None:
         """A stage's findings replace that stage's earlier ones."""

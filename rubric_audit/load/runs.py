@@ -140,7 +140,8 @@ def _usage(raw: Any) -> Usage:
                  cost=raw.get("cost"))
 
 
-def _grades(attempt_id: str, raw: dict[str, Any], path: Path) -> list[CriterionGrade]:
+def _grades(attempt_id: str, raw: dict[str, Any], path: Path,
+            grader: str = "recorded") -> list[CriterionGrade]:
     out = []
     results = _expect(raw.get("verifier_results") or [], list, path, "verifier_results")
     for i, result in enumerate(results):
@@ -157,7 +158,7 @@ def _grades(attempt_id: str, raw: dict[str, Any], path: Path) -> list[CriterionG
         else:
             verdict = "pass" if float(score) >= 1.0 else "fail"
         out.append(CriterionGrade(attempt_id=attempt_id, criterion_id=result["verifier_id"],
-                                  grader="recorded", verdict=verdict,
+                                  grader=grader, verdict=verdict,
                                   rationale=values.get("grade_rationale") or "",
                                   score=None if score is None else float(score)))
     return out
@@ -193,11 +194,17 @@ def _attempt(folder: Path, variant: str, task_id: str, index: int, model: str,
     grades_raw = _optional_json(folder, "grades.json")
     settings = _optional_json(folder, "grading_settings.json") or {}
     status = grades_raw.get("grading_run_status") if isinstance(grades_raw, dict) else None
-    graded = status == "completed"
+    judge_runs = _judge_runs(folder)
+    completed = [(grader, raw, path) for grader, raw, path in judge_runs
+                 if raw.get("grading_run_status") == "completed"]
+    graded = status == "completed" or bool(completed)
     if graded:
         reason = None
     elif failure is not None:
         reason = str(failure.get("error") or failure.get("status") or "listed in failures file")
+    elif judge_runs:
+        grader, raw, _ = judge_runs[0]
+        reason = f"grading by {grader} failed: {raw.get('error') or raw.get('grading_run_status')}"
     elif grades_raw is None:
         reason = "no grades.json: the attempt never reached grading"
     else:
@@ -217,8 +224,20 @@ def _attempt(folder: Path, variant: str, task_id: str, index: int, model: str,
         source=str(folder),
         fingerprint=fingerprint(folder),
     )
-    grades = _grades(attempt_id, grades_raw, folder / "grades.json") if graded else []
+    grades = _grades(attempt_id, grades_raw, folder / "grades.json") if status == "completed" \
+        else []
+    for grader, raw, path in completed:
+        grades += _grades(attempt_id, raw, path, grader)
     return attempt, grades
+
+
+def _judge_runs(folder: Path) -> list[tuple[str, dict[str, Any], Path]]:
+    """Grading runs written by `rubric-audit grade` beside the recorded one: grades/<judge>.json."""
+    runs = []
+    for path in sorted((folder / "grades").glob("*.json")):
+        raw = _expect(read_json(path), dict, path, "(top level)")
+        runs.append((f"judge:{raw.get('judge_model') or path.stem}", raw, path))
+    return runs
 
 
 def _attempt_folders(task_dir: Path) -> list[tuple[int, Path]]:

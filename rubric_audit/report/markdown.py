@@ -15,11 +15,11 @@ def render_markdown(summary: AuditSummary, findings: list[Finding]) -> str:
     lines = [f"# Audit of {summary.benchmark or 'recorded runs'}", "",
              f"{summary.tasks} tasks, {summary.attempts} attempts. "
              f"Model calls made by this audit: {summary.model_calls}.", ""]
-    lines += ["## Scores (recorded grades)", ""]
+    lines += ["## Scores", ""]
     if summary.scores:
-        lines += ["| model | variant | tasks scored | graded | unavailable | pass@1 "
-                  "| mean criterion score |", "|---|---|---|---|---|---|---|"]
-        lines += [f"| {s.model} | {s.variant} | {s.tasks_scored}/{s.tasks} | "
+        lines += ["| model | variant | grader | tasks scored | graded | unavailable | pass@1 "
+                  "| mean criterion score |", "|---|---|---|---|---|---|---|---|"]
+        lines += [f"| {s.model} | {s.variant} | {s.grader} | {s.tasks_scored}/{s.tasks} | "
                   f"{s.graded_attempts} | {s.unavailable_attempts} | {_pct(s.pass_at_1)} | "
                   f"{_pct(s.mean_criterion_score)} |" for s in summary.scores]
         lines += ["", "pass@1 is the mean over tasks of the share of graded attempts that pass "
@@ -29,6 +29,15 @@ def render_markdown(summary: AuditSummary, findings: list[Finding]) -> str:
     if summary.unavailable:
         lines += ["", "## Unavailable attempts", ""]
         lines += [f"- `{u.attempt}`: {u.reason}" for u in summary.unavailable]
+    code = summary.code_checker
+    lines += ["", "## Numeric criteria checked in code", "",
+              f"{code.checked} of {code.criteria} (attempt, criterion) pairs decided by the code "
+              f"checker; {code.not_applicable} not applicable."]
+    for reason, count in code.not_applicable_reasons.items():
+        lines.append(f"- not applicable, {reason}: {count}")
+    for a in code.agreement:
+        rate = "n/a" if a.rate is None else f"{100 * a.rate:.1f}%"
+        lines.append(f"- agreement with `{a.grader}`: {a.agree}/{a.checked} ({rate})")
     counts = summary.findings.by_severity
     lines += ["", "## Findings", "",
               f"{counts['error']} errors, {counts['warning']} warnings, {counts['info']} info."]

@@ -1,0 +1,202 @@
+"""The LLM judge: one structured call per criterion, from a template, through the model door.
+
+The judge sees the task prompt, the agent's final answer and exported artifacts, and the
+criterion; never the gold. A reply that stays unparseable is `unscored`, not `fail`; a provider
+that stays down leaves the grading run in state `error` (the attempt stays unavailable for that
+judge). Each judge's run is written beside the recorded one as `grades/<judge>.json` in the
+Archipelago grades format, so recorded verdicts are kept and the two can be compared.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import re
+from importlib import resources
+from pathlib import Path
+from string import Template
+from typing import Any, Literal
+
+import anyio
+from pydantic import BaseModel, Field
+
+from rubric_audit.errors import InputError
+from rubric_audit.llm import ModelConfig, ModelUnavailable, ResponseCache, structured
+from rubric_audit.load.world import file_text
+from rubric_audit.model import Attempt, Task, Usage
+
+PLACEHOLDERS = ("prompt", "answer", "artifacts", "criterion")
+MAX_ARTIFACT_CHARS = 20_000
+
+
+class JudgeVerdict(BaseModel):
+    rationale: str = Field(description="Short reasoning quoting the evidence.")
+    verdict: Literal["pass", "fail"]
+
+
+class JudgeTemplate(BaseModel):
+    name: str
+    text: str
+
+    @property
+    def sha(self) -> str:
+        return hashlib.sha256(self.text.encode()).hexdigest()[:12]
+
+
+class GradingRun(BaseModel):
+    """A judge's grading of one attempt, in the Archipelago grades.json shape plus our fields."""
+
+    grading_run_id: str
+    grading_run_status: Literal["completed", "error"]
+    judge_model: str
+    template: str
+    template_sha: str
+    error: str | None = None
+    verifier_results: list[dict[str, Any]] = Field(default_factory=list)
+    usage: Usage = Field(default_factory=Usage.zero)
+    calls: int = 0
+    cached_calls: int = 0
+
+
+def load_template(path: Path | None) -> JudgeTemplate:
+    """Ours by default; a benchmark's own with `$prompt`, `$answer`, `$artifacts`, `$criterion`."""
+    if path is None:
+        text = resources.files("rubric_audit").joinpath("judge_templates/default.md").read_text()
+        return JudgeTemplate(name="default", text=text)
+    try:
+        text = Path(path).read_text(encoding="utf-8")
+    except OSError as exc:
+        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+    missing = [p for p in ("prompt", "answer", "criterion") if f"${p}" not in text]
+    if missing:
+        raise InputError(path, None, f"template lacks placeholder(s) "
+                                     f"{', '.join('$' + m for m in missing)}")
+    return JudgeTemplate(name=Path(path).stem, text=text)
+
+
+def artifacts_text(attempt: Attempt) -> str:
+    """The exported artifacts as text (files, sent mail, calendar and chat changes), capped."""
+    folder = Path(attempt.source) / "artifacts"
+    parts = []
+    for rel in attempt.artifacts:
+        path = Path(attempt.source) / rel
+        if not path.is_file():
+            continue
+        try:
+            text = file_text(path.name, path.read_bytes())
+        except InputError:
+            text = None
+        shown = path.relative_to(folder).as_posix() if path.is_relative_to(folder) else rel
+        parts.append(f"### {shown}\n{text if text is not None else '(binary file)'}")
+    joined = "\n\n".join(parts)
+    if len(joined) > MAX_ARTIFACT_CHARS:
+        joined = joined[:MAX_ARTIFACT_CHARS] + "\n[... truncated]"
+    return joined or "(none)"
+
+
+def judge_messages(template: JudgeTemplate, task: Task, criterion: str, answer: str | None,
+                   artifacts: str) -> list[dict[str, Any]]:
+    content = Template(template.text).safe_substitute(
+        prompt=task.prompt, answer=answer if answer and answer.strip() else "(no answer)",
+        artifacts=artifacts, criterion=criterion)
+    return [{"role": "user", "content": content}]
+
+
+def judge_slug(model: str) -> str:
+    return re.sub(r"[^A-Za-z0-9._-]+", "-", model).strip("-")
+
+
+async def grade_attempt(config: ModelConfig, template: JudgeTemplate, task: Task,
+                        attempt: Attempt, cache: ResponseCache | None,
+                        limiter: anyio.CapacityLimiter) -> GradingRun:
+    """Judge every criterion of one attempt (calls run concurrently under `limiter`)."""
+    artifacts = artifacts_text(attempt)
+    run = GradingRun(grading_run_id=f"gr_{judge_slug(config.model)}_{template.sha}",
+                     grading_run_status="completed", judge_model=config.model,
+                     template=template.name, template_sha=template.sha)
+    results: dict[str, dict[str, Any]] = {}
+    failures: list[str] = []
+
+    async def one(criterion_id: str, text: str) -> None:
+        async with limiter:
+            try:
+                reply = await structured(config, judge_messages(
+                    template, task, text, attempt.answer, artifacts), JudgeVerdict, cache)
+            except ModelUnavailable as exc:
+                failures.append(exc.reason)
+                return
+        run.calls += 1
+        run.cached_calls += reply.cached
+        run.usage = run.usage.plus(reply.usage)
+        verdict = reply.value.verdict if reply.value else None
+        results[criterion_id] = {
+            "verifier_id": criterion_id, "status": "ok" if verdict else "unscored",
+            "score": None if verdict is None else float(verdict == "pass"),
+            "verifier_result_values": {
+                "judge_grade": verdict,
+                "grade_rationale": reply.value.rationale if reply.value
+                else f"unparseable judge reply: {reply.error}"}}
+
+    async with anyio.create_task_group() as group:
+        for c in task.criteria:
+            group.start_soon(one, c.id, c.text)
+    if failures:
+        run.grading_run_status, run.error = "error", failures[0]
+        return run
+    run.verifier_results = [results[c.id] for c in task.criteria]
+    return run
+
+
+class GradeSummary(BaseModel):
+    attempts: int = 0
+    completed: int = 0
+    errored: int = 0
+    skipped: int = 0
+    verdicts: dict[str, int] = Field(default_factory=dict)
+    calls: int = 0
+    cached_calls: int = 0
+    usage: Usage = Field(default_factory=Usage.zero)
+
+
+def write_grading_run(attempt: Attempt, run: GradingRun) -> Path:
+    """`grades/<judge>.json` in the attempt folder, written atomically."""
+    folder = Path(attempt.source) / "grades"
+    folder.mkdir(exist_ok=True)
+    path = folder / f"{judge_slug(run.judge_model)}.json"
+    tmp = path.with_name(f".{path.name}.tmp")
+    tmp.write_text(run.model_dump_json(indent=2) + "\n", encoding="utf-8")
+    tmp.replace(path)
+    return path
+
+
+async def grade_runs(run_paths: list[Path], config: ModelConfig, template: JudgeTemplate,
+                     tasks: dict[str, Task] | None, cache: ResponseCache | None,
+                     concurrency: int) -> GradeSummary:
+    """Judge every attempt that ran (the agent did not fail outright) under `run_paths`."""
+    from rubric_audit.load.runs import load_runs
+
+    runs = load_runs(run_paths)
+    known = tasks if tasks is not None else runs.tasks
+    summary = GradeSummary()
+    limiter = anyio.CapacityLimiter(concurrency)
+
+    async def one(attempt: Attempt) -> None:
+        run = await grade_attempt(config, template, known[attempt.task_id], attempt, cache,
+                                  limiter)
+        write_grading_run(attempt, run)
+        summary.completed += run.grading_run_status == "completed"
+        summary.errored += run.grading_run_status == "error"
+        summary.calls += run.calls
+        summary.cached_calls += run.cached_calls
+        summary.usage = summary.usage.plus(run.usage)
+        for result in run.verifier_results:
+            verdict = result["verifier_result_values"]["judge_grade"] or "unscored"
+            summary.verdicts[verdict] = summary.verdicts.get(verdict, 0) + 1
+
+    async with anyio.create_task_group() as group:
+        for attempt in runs.attempts:
+            summary.attempts += 1
+            if attempt.agent_status == "failed" or attempt.task_id not in known:
+                summary.skipped += 1
+                continue
+            group.start_soon(one, attempt)
+    return summary

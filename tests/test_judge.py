@@ -1,0 +1,118 @@
+"""The LLM judge through litellm and instructor against the fake OpenAI-compatible server."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from rubric_audit.cli import app
+from rubric_audit.load.benchmark import load_benchmark
+from rubric_audit.load.runs import load_runs
+from tests.conftest import SAMPLE
+from tests.fakes.openai_server import FakeOpenAI, Reply, error, scripted, text
+
+JUDGE = "openai/fake-judge"
+TASKS = ("kestrel_05", "meridian_04")
+
+
+@pytest.fixture
+def runs(tmp_path: Path) -> Path:
+    """A copy of two tasks of atlas-1's recorded runs (grading writes beside them)."""
+    bench = load_benchmark(SAMPLE)
+    out = tmp_path / "runs" / "atlas-1"
+    out.mkdir(parents=True)
+    for name in TASKS:
+        task_id = bench.task(name).id
+        shutil.copytree(SAMPLE / "runs" / "atlas-1" / task_id, out / task_id)
+    return tmp_path / "runs"
+
+
+def grade(runs: Path, server: FakeOpenAI, tmp_path: Path, *extra: str):
+    args = ["grade", str(runs), "--judge", JUDGE, "--bench", str(SAMPLE), "--api-base",
+            server.url, "--cache", str(tmp_path / "cache.db"), *extra]
+    return CliRunner().invoke(app, args, env={"OPENAI_API_KEY": "sk-test"})
+
+
+def verdict_json(verdict: str) -> Reply:
+    return text(json.dumps({"rationale": f"judged {verdict}", "verdict": verdict}))
+
+
+def tolerant_judge(body: dict[str, Any]) -> Reply:
+    """Passes everything except an answer stating 30 days."""
+    prompt = body["messages"][-1]["content"]
+    return verdict_json("fail" if "30 days" in prompt else "pass")
+
+
+def test_judge_writes_a_grading_run_beside_the_recorded_one(runs: Path, tmp_path: Path) -> None:
+    with FakeOpenAI(tolerant_judge) as server:
+        result = grade(runs, server, tmp_path)
+        assert result.exit_code == 0, result.output
+        requests = list(server.requests)
+    assert "Graded 4 attempts" in result.stdout and "Verdicts: 2 fail, 2 pass" in result.stdout
+    assert len(requests) == 4
+    bench = load_benchmark(SAMPLE)
+    golds = [bench.task(n).gold.text for n in TASKS]
+    for body in requests:
+        prompt = body["messages"][-1]["content"]
+        assert not any(gold in prompt for gold in golds), "the judge never sees the gold"
+        assert "Stated tolerances" in prompt
+    recorded = list(runs.rglob("grades.json"))
+    assert len(recorded) == 4, "recorded grades are kept"
+    loaded = load_runs([runs])
+    graders = {g.grader for g in loaded.grades}
+    assert graders == {"recorded", f"judge:{JUDGE}"}
+    mine = {g.attempt_id.split("/")[1]: g.verdict for g in loaded.grades
+            if g.grader == f"judge:{JUDGE}"}
+    assert mine[bench.task("meridian_04").id] == "fail"
+    assert mine[bench.task("kestrel_05").id] == "pass"
+
+
+def test_unparseable_reply_is_unscored(runs: Path, tmp_path: Path) -> None:
+    with FakeOpenAI(scripted([text("I think it passes, probably.")])) as server:
+        result = grade(runs, server, tmp_path)
+        assert result.exit_code == 0, result.output
+        assert len(server.requests) == 4 * 3, "one call and two re-asks per criterion"
+    assert "Verdicts: 4 unscored" in result.stdout
+    [run] = [json.loads(p.read_text()) for p in runs.rglob("grades/*.json")][:1]
+    assert run["grading_run_status"] == "completed"
+    assert run["verifier_results"][0]["status"] == "unscored"
+    judged = [g for g in load_runs([runs]).grades if g.grader.startswith("judge:")]
+    assert {g.verdict for g in judged} == {"unscored"}
+
+
+def test_second_grade_is_served_from_the_cache(runs: Path, tmp_path: Path) -> None:
+    with FakeOpenAI(tolerant_judge) as server:
+        grade(runs, server, tmp_path)
+        first = len(server.requests)
+        again = grade(runs, server, tmp_path)
+        assert len(server.requests) == first, "zero new calls"
+    assert "(4 from cache), 0 tokens" in again.stdout
+
+
+def test_provider_down_leaves_the_attempt_ungraded_by_that_judge(runs: Path,
+                                                                 tmp_path: Path) -> None:
+    with FakeOpenAI(scripted([error(503)])) as server:
+        result = grade(runs, server, tmp_path)
+        assert result.exit_code == 0, result.output
+    assert "4 could not be graded" in result.stdout
+    runs_written = [json.loads(p.read_text()) for p in runs.rglob("grades/*.json")]
+    assert {r["grading_run_status"] for r in runs_written} == {"error"}
+    assert all("ServiceUnavailable" in r["error"] for r in runs_written)
+    assert not [g for g in load_runs([runs]).grades if g.grader.startswith("judge:")]
+
+
+def test_a_benchmark_template_is_used_and_checked(runs: Path, tmp_path: Path) -> None:
+    template = tmp_path / "ours.md"
+    template.write_text("TASK $prompt\nANSWER $answer\nCRITERION $criterion\n")
+    with FakeOpenAI(tolerant_judge) as server:
+        assert grade(runs, server, tmp_path, "--judge-template", str(template)).exit_code == 0
+        assert server.requests[0]["messages"][-1]["content"].startswith("TASK ")
+    template.write_text("no placeholders here")
+    with FakeOpenAI(tolerant_judge) as server:
+        bad = grade(runs, server, tmp_path, "--judge-template", str(template))
+    assert bad.exit_code == 2 and "lacks placeholder" in bad.stderr

@@ -1,0 +1,119 @@
+"""Quantity parsing: every format the checker reads, the traps, and properties (hypothesis)."""
+
+from __future__ import annotations
+
+import pytest
+from hypothesis import given
+from hypothesis import strategies as st
+
+from rubric_audit.checks.numbers import find_quantities, find_ranges
+
+
+def one(text: str):
+    [q] = find_quantities(text)
+    return q
+
+
+@pytest.mark.parametrize(("text", "value", "dimension", "currency"), [
+    ("$2.1bn", 2.1e9, "currency", "USD"),
+    ("$2,100M", 2.1e9, "currency", "USD"),
+    ("USD 2,100 million", 2.1e9, "currency", "USD"),
+    ("2.1 billion USD", 2.1e9, "currency", "USD"),
+    ("EUR 20m", 20e6, "currency", "EUR"),
+    ("€20mm", 20e6, "currency", "EUR"),
+    ("£480,900", 480_900, "currency", "GBP"),
+    ("NOK 2,360.0m", 2_360e6, "currency", "NOK"),
+    ("$150k", 150e3, "currency", "USD"),
+    ("-$182.95", -182.95, "currency", "USD"),
+    ("$(182.95)", -182.95, "currency", "USD"),
+    ("(1,250)", -1250, "plain", None),
+    ("−1.56%", -1.56, "percent", None),
+    ("21.5%", 21.5, "percent", None),
+    ("21.5 percent", 21.5, "percent", None),
+    ("2.0 percentage points", 2.0, "percent", None),
+    ("150bp", 1.5, "percent", None),
+    ("25 basis points", 0.25, "percent", None),
+    ("4.6x", 4.6, "multiple", None),
+    ("4.6×", 4.6, "multiple", None),
+    ("1,234", 1234, "plain", None),
+    ("1.234", 1.234, "plain", None),
+    ("50.57", 50.57, "plain", None),
+])
+def test_formats(text: str, value: float, dimension: str, currency: str | None) -> None:
+    q = one(f"The value is {text} today.")
+    assert q.value == pytest.approx(value)
+    assert (q.dimension, q.currency) == (dimension, currency)
+
+
+def test_multiple_is_not_a_percentage() -> None:
+    multiple, percent = find_quantities("EV/EBITDA of 4.6x and margin of 4.6%")
+    assert (multiple.dimension, percent.dimension) == ("multiple", "percent")
+    assert not multiple.compatible(percent)
+
+
+def test_thousands_separator_is_not_a_decimal_point() -> None:
+    comma, point = find_quantities("1,234 and 1.234")
+    assert (comma.value, point.value) == (1234, 1.234)
+
+
+def test_scale_words_normalise() -> None:
+    bn, m = find_quantities("$2.1bn equals $2,100M")
+    assert bn.value == m.value and bn.step == 1e8 and m.step == 1e6
+
+
+@pytest.mark.parametrize("text", [
+    "In FY2025 the firm grew", "Store K01 leads", "on 2 April 2025", "clause 14.1 applies",
+    "more than 5% of stores", "at least 3 stores", "in 2024 and 2025", "Q3 results",
+    "the 2025E EBITDA",
+])
+def test_identifiers_dates_references_and_thresholds_are_not_quantities(text: str) -> None:
+    assert find_quantities(text) == []
+
+
+def test_thresholds_are_returned_when_asked() -> None:
+    assert [q.value for q in find_quantities("more than 5%", thresholds=True)] == [5.0]
+
+
+@pytest.mark.parametrize(("text", "low", "high"), [
+    ("accept 21.5%-22.0%", 21.5, 22.0),
+    ("between 70 and 75%", 70, 75),
+    ("roughly 70% to 75%", 70, 75),
+    ("NOK 2,359.0m to NOK 2,361.0m", 2_359e6, 2_361e6),
+    ("70–75%", 70, 75),
+])
+def test_ranges(text: str, low: float, high: float) -> None:
+    found = find_quantities(text)
+    [(a, b)] = find_ranges(text, found)
+    assert (a.value, b.value) == pytest.approx((low, high))
+    assert a.dimension == b.dimension
+
+
+def test_a_list_is_not_a_range() -> None:
+    text = "GBP 480,900 and GBP 483,600"
+    assert find_ranges(text, find_quantities(text)) == []
+
+
+amounts = st.decimals(min_value="0.01", max_value="999999999", places=2, allow_nan=False,
+                      allow_infinity=False)
+
+
+@given(amounts, st.sampled_from(["$", "EUR ", "£"]))
+def test_thousands_separators_parse_back(amount, currency) -> None:
+    text = f"{currency}{amount:,.2f}"
+    q = one(f"It is {text}.")
+    assert q.value == pytest.approx(float(amount))
+    assert q.decimals == 2 and q.step == pytest.approx(0.01)
+
+
+@given(st.decimals(min_value="0.1", max_value="999", places=1))
+def test_billions_equal_millions(amount) -> None:
+    bn, m = find_quantities(f"${amount}bn vs ${float(amount) * 1000:,.0f}M")
+    assert bn.value == pytest.approx(m.value)
+
+
+@given(st.floats(min_value=-1e6, max_value=1e6, allow_nan=False), st.integers(0, 4))
+def test_precision_is_the_last_written_digit(value: float, places: int) -> None:
+    text = f"{value:.{places}f}%"
+    q = one(f"Rate: {text} now")
+    assert q.step == pytest.approx(10.0 ** -places)
+    assert q.value == pytest.approx(float(f"{value:.{places}f}"))
