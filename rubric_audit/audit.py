@@ -15,22 +15,35 @@ from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
 
-from pydantic import BaseModel
+import anyio
+from pydantic import BaseModel, Field
 
 from rubric_audit.checks.code_grade import code_grades, code_verdicts, judge_disagrees_with_code
+from rubric_audit.checks.controls import control_findings, make_controls
 from rubric_audit.checks.input import ATTEMPT_INPUT_CHECKS, TASK_INPUT_CHECKS
+from rubric_audit.checks.lints import TASK_CHECKS
+from rubric_audit.checks.model_lints import MODEL_CHECKS, model_lint
+from rubric_audit.control_runs import code_controls, flip_rates, judge_controls, model_controls
 from rubric_audit.errors import InputError
+from rubric_audit.judge import load_template
+from rubric_audit.llm import ModelConfig, ModelUnavailable, ResponseCache, default_cache_path
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.runs import RecordedRuns, load_runs
-from rubric_audit.model import Benchmark, CriterionGrade, Finding
+from rubric_audit.load.world import load_task_world
+from rubric_audit.model import Benchmark, CriterionGrade, Finding, Task, WorldContents
+from rubric_audit.regold import regold_all
 from rubric_audit.report.markdown import render_markdown
 from rubric_audit.report.summary import AuditSummary, build_summary
-from rubric_audit.store import AuditStore, ImportSummary
+from rubric_audit.store import AuditStore, ControlGrade, ImportSummary
 
 DB_NAME = "audit.db"
 BENCHMARK_STAGE = "input:benchmark"
 RUNS_STAGE = "input:runs"
 CODE_STAGE = "code"
+LINTS_STAGE = "lints"
+CONTROLS_STAGE = "controls"
+MODEL_LINTS_STAGE = "model_lints"
+REGOLD_STAGE = "regold"
 
 
 class AuditResult(BaseModel):
@@ -144,18 +157,142 @@ def default_runs(bench_path: Path) -> list[Path]:
     return [shipped] if shipped.is_dir() else []
 
 
-def run_audit(bench_path: Path, run_paths: list[Path] | None, out: Path) -> AuditResult:
-    """The main job: everything deterministic, no model called."""
+class AuditOptions(BaseModel):
+    """Model-dependent steps of the audit; each runs only when its model is given."""
+
+    judge: str | None = None
+    judge_template: Path | None = None
+    lint_model: str | None = None
+    near_miss_model: str | None = None
+    api_base: str | None = None
+    repeats: int = Field(1, ge=1)
+    concurrency: int = Field(8, ge=1)
+    unavailable_threshold: float = Field(0.5, ge=0, le=1)
+    cache: Path | None = None
+
+
+class SkippedStep(BaseModel):
+    step: str
+    enable_with: str
+
+
+def skipped_steps(options: AuditOptions) -> list[SkippedStep]:
+    """The model-dependent checks this audit did not run, and the option that runs each."""
+    steps = []
+    if options.judge is None:
+        steps.append(SkippedStep(step="judge-graded controls (gold, null, near misses, "
+                                      "alternatives; --repeats for judge flip rates)",
+                                 enable_with="--judge MODEL"))
+    if options.lint_model is None:
+        steps.append(SkippedStep(step="model-assisted checks: " + ", ".join(MODEL_CHECKS),
+                                 enable_with="--lint-model MODEL"))
+    if options.near_miss_model is None:
+        steps.append(SkippedStep(step="model-written near misses and adversarial answers",
+                                 enable_with="--near-miss-model MODEL"))
+    return steps
+
+
+def run_lints(store: AuditStore, bench: Benchmark, worlds: dict[str, WorldContents]) -> None:
+    """The static task checks, and gold recomputation where recipes exist; replaces both stages."""
+    findings = [f for task in bench.tasks for check in TASK_CHECKS
+                for f in check(task, worlds[task.id])]
+    with store.transaction():
+        store.replace_findings(LINTS_STAGE, findings)
+        store.replace_findings(REGOLD_STAGE, regold_all(bench))
+
+
+async def run_model_steps(store: AuditStore, bench: Benchmark,
+                          worlds: dict[str, WorldContents], options: AuditOptions) -> list[str]:
+    """Controls graded in code and (if given) by the judge; model lints; model near misses.
+
+    Returns the provider failures met (their checks are missing, not failed).
+    """
+    uses_models = options.judge or options.lint_model or options.near_miss_model
+    cache = ResponseCache(options.cache or default_cache_path()) if uses_models else None
+    tasks = {t.id: t for t in bench.tasks}
+    controls = [c for task in bench.tasks for c in make_controls(task)]
+    failures: list[str] = []
+    if options.near_miss_model:
+        written, missed = await model_controls(_config(options.near_miss_model, options),
+                                               bench.tasks, cache)
+        controls += written
+        failures += missed
+    judged: list[ControlGrade] = []
+    if options.judge:
+        judged, missed = await judge_controls(
+            _config(options.judge, options), load_template(options.judge_template), tasks,
+            controls, cache, options.repeats, options.concurrency)
+        failures += missed
+    model_findings: list[Finding] = []
+    if options.lint_model:
+        config = _config(options.lint_model, options)
+        for task in bench.tasks:
+            for check in MODEL_CHECKS:
+                try:
+                    model_findings += await model_lint(check, task, worlds[task.id], config,
+                                                       cache)
+                except ModelUnavailable as exc:
+                    failures.append(exc.reason)
+    with store.transaction():
+        store.replace_controls(controls)
+        store.replace_control_grades("code", code_controls(tasks, controls))
+        if options.judge:
+            store.replace_control_grades(f"judge:{options.judge}", judged)
+        if options.lint_model:
+            store.replace_findings(MODEL_LINTS_STAGE, model_findings)
+        store.replace_findings(CONTROLS_STAGE, _control_findings(tasks, store))
+    return failures
+
+
+def _config(model: str, options: AuditOptions) -> ModelConfig:
+    return ModelConfig(model=model, api_base=options.api_base)
+
+
+def _control_findings(tasks: dict[str, Task], store: AuditStore) -> list[Finding]:
+    """Broken expectations of the current controls, and judges that flip between repeats."""
+    controls = {c.id: c for c in store.controls()}
+    per_task: dict[str, dict[str, list[CriterionGrade]]] = {}
+    all_grades = store.control_grades()
+    for g in all_grades:
+        control = controls.get(g.grade.attempt_id)
+        if control is not None and g.task_version == control.task_version:
+            per_task.setdefault(control.task_id, {}).setdefault(control.id, []).append(g.grade)
+    findings = [f for task_id, graded in sorted(per_task.items())
+                for f in control_findings(tasks[task_id], [(controls[cid], grades)
+                                                            for cid, grades in graded.items()])]
+    for grader, rates in flip_rates(all_grades).items():
+        for criterion_id, rate in sorted(rates.items()):
+            task = next((t for t in tasks.values() if t.criterion(criterion_id)), None)
+            if rate > 0 and task is not None:
+                findings.append(Finding(
+                    task_id=task.id, criterion_id=criterion_id, check="judge_flips_on_repeats",
+                    severity="warning", evidence={"grader": grader, "flip_rate": rate},
+                    message=f"{grader} gave different verdicts on the same control in "
+                            f"{rate:.0%} of this criterion's controls"))
+    return findings
+
+
+def run_audit(bench_path: Path, run_paths: list[Path] | None, out: Path,
+              options: AuditOptions | None = None) -> AuditResult:
+    """The main job. Offline it does every deterministic step and lists what it skipped."""
+    options = options or AuditOptions()
     bench = load_benchmark(bench_path)
     paths = default_runs(bench_path) if run_paths is None else run_paths
     runs = load_runs(paths) if paths else RecordedRuns()
+    worlds = {t.id: load_task_world(bench, t) if bench.world(t.world_id) else WorldContents()
+              for t in bench.tasks}
     if out.exists() and not out.is_dir():
         raise InputError(out, None, "output path exists and is not a folder")
     with _output_folder(out) as folder:
         with AuditStore(folder / DB_NAME) as store:
             imported, _ = import_into(store, runs, bench)
             check_numbers_in_code(store)
-            summary = build_summary(store)
+            run_lints(store, bench, worlds)
+            failures = anyio.run(run_model_steps, store, bench, worlds, options)
+            summary = build_summary(store, options.unavailable_threshold,
+                                    skipped_steps(options), failures,
+                                    [m for m in (options.judge, options.lint_model,
+                                                 options.near_miss_model) if m])
             findings = store.findings()
         _write_atomic(folder / "findings.jsonl",
                       "".join(f.model_dump_json() + "\n" for f in findings))

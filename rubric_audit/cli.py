@@ -134,28 +134,65 @@ def audit_command(
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for audit.db and reports.")],
     runs: Annotated[list[Path] | None, typer.Option(
         "--runs", help="Run folders (default: the benchmark's own runs/ folder).")] = None,
+    judge: Annotated[str | None, typer.Option(
+        help="Judge model for the controls (gold, null, near misses, alternatives).")] = None,
+    judge_template: Annotated[Path | None, typer.Option(help="Judge prompt template.")] = None,
+    lint_model: Annotated[str | None, typer.Option(help="Model for the model-assisted checks.")
+                          ] = None,
+    near_miss_model: Annotated[str | None, typer.Option(
+        help="Model that writes near misses and adversarial answers.")] = None,
+    repeats: Annotated[int, typer.Option(min=1, help="Judge each control N times (flip rate).")
+                       ] = 1,
+    unavailable_threshold: Annotated[float, typer.Option(
+        min=0, max=1, help="Share of unavailable attempts that makes a task infra-limited.")
+    ] = 0.5,
+    api_base: Annotated[str | None, typer.Option(help="Provider base URL.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, help="Model calls at once.")] = 8,
+    cache: Annotated[Path | None, typer.Option(help="Model response cache file.")] = None,
 ) -> None:
-    """The main job: load, validate, score recorded runs and write the reports (no model)."""
-    from rubric_audit.audit import run_audit
+    """The main job: load, validate, check, control and score; models only where given."""
+    from rubric_audit.audit import AuditOptions, run_audit
 
-    result = run_audit(bench, runs, out_dir)
+    options = AuditOptions(judge=judge, judge_template=judge_template, lint_model=lint_model,
+                           near_miss_model=near_miss_model, repeats=repeats,
+                           unavailable_threshold=unavailable_threshold, api_base=api_base,
+                           concurrency=concurrency, cache=cache)
+    result = run_audit(bench, runs, out_dir, options)
     s = result.summary
-    table = Table(title="Recorded scores")
-    for column in ("model", "variant", "graded", "unavailable", "pass@1", "criterion score"):
-        table.add_column(column)
-    for v in s.scores:
-        table.add_row(v.model, v.variant, str(v.graded_attempts), str(v.unavailable_attempts),
-                      "n/a" if v.pass_at_1 is None else f"{100 * v.pass_at_1:.1f}%",
-                      "n/a" if v.mean_criterion_score is None
-                      else f"{100 * v.mean_criterion_score:.1f}%")
     out.print(f"Audited {s.tasks} tasks and {s.attempts} attempts "
               f"({result.imported.added} newly imported).")
     if s.scores:
+        table = Table(title="Scores as graded (and against achievable tasks)")
+        for column in ("model", "variant", "grader", "graded", "unavailable", "pass@1",
+                       "pass@1 achievable"):
+            table.add_column(column)
+        achievable = {(v.model, v.variant, v.grader): v for v in s.achievable.scores}
+        for v in s.scores:
+            a = achievable.get((v.model, v.variant, v.grader))
+            table.add_row(v.model, v.variant, v.grader, str(v.graded_attempts),
+                          str(v.unavailable_attempts), _pct(v.pass_at_1),
+                          _pct(a.pass_at_1) if a else "n/a")
         out.print(table)
+    out.print(f"Achievable tasks: {s.achievable.tasks} of {s.tasks}. Screen of unsolved tasks: "
+              + ", ".join(f"{k} {v}" for k, v in s.screen.partition.items()) + ".")
     sev = s.findings.by_severity
     out.print(f"Findings: {sev['error']} errors, {sev['warning']} warnings, {sev['info']} info.")
-    out.print("Ran offline: no model was called.")
+    for alarm in s.alarms:
+        out.print(f"[yellow]Alarm:[/] {escape(alarm)}")
+    if s.models_used:
+        out.print(f"Models used: {', '.join(s.models_used)}.")
+    else:
+        out.print("Ran offline: no model was called.")
+    for step in s.skipped:
+        out.print(f"Skipped (needs a model): {step['step']}; enable with {step['enable_with']}.")
+    for failure in s.model_failures:
+        out.print(f"[yellow]Model unavailable:[/] {escape(failure)} (those checks are missing, "
+                  f"not failed)")
     out.print(f"Wrote {escape(str(out_dir))}/: audit.db, findings.jsonl, audit.json, report.md")
+
+
+def _pct(value: float | None) -> str:
+    return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
 @app.command("serve")
@@ -302,3 +339,69 @@ def grade_command(
               f"{summary.usage.total_tokens:,} tokens, cost {cost}.")
     out.print(f"Each attempt's grading run is in grades/{escape(judge_slug(judge))}.json beside "
               f"its recorded grades.json; `audit` or `import` compares them.")
+
+
+@app.command("regold")
+@user_errors
+def regold_command(
+    bench: BenchArg,
+    task: Annotated[str | None, typer.Argument(help="Task id or name (omit with --all).")] = None,
+    set_: Annotated[list[str] | None, typer.Option(
+        "--set", help="Override a cell, e.g. 'Assumptions!B9=0.09' (repeatable).")] = None,
+    cell: Annotated[list[str] | None, typer.Option(
+        help="Also show a cell or expression, e.g. 'DCF!B21' (repeatable).")] = None,
+    all_: Annotated[bool, typer.Option("--all", help="Every task with a recipe.")] = False,
+) -> None:
+    """Recompute criterion values from the task's workbook, beside what criteria and gold state."""
+    from rubric_audit.load.benchmark import load_benchmark
+    from rubric_audit.regold import RecipeError, load_recipe, recipe_path, recompute, regold_all
+
+    benchmark = load_benchmark(bench)
+    if all_:
+        findings = regold_all(benchmark)
+        recipes = sum(recipe_path(benchmark, t).is_file() for t in benchmark.tasks)
+        out.print(f"Recomputed {recipes} tasks with a recipe: {len(findings)} findings.")
+        for f in findings:
+            name = benchmark.task(f.task_id).name if f.task_id else ""
+            out.print(f"  {name}: [bold]{f.check}[/] {escape(f.message)}")
+        return
+    if task is None:
+        raise InputError(bench, "TASK", "name a task, or pass --all")
+    found = benchmark.task(task)
+    if found is None:
+        raise InputError(bench / "tasks_and_rubrics.json", "task_id", f"no task {task!r}")
+    path = recipe_path(benchmark, found)
+    extra = {}
+    for item in set_ or []:
+        ref, sep, value = item.partition("=")
+        if not sep:
+            raise InputError("--set", None, f"expected CELL=VALUE, got {item!r}")
+        try:
+            extra[ref.strip()] = float(value)
+        except ValueError:
+            extra[ref.strip()] = value.strip()
+    if not path.is_file():
+        raise InputError(path, None, "no recipe for this task: write one naming its workbook "
+                                     "(format in rubric_audit/regold.py)")
+    try:
+        recipe = load_recipe(path)
+        results = recompute(benchmark, found, recipe, path, extra, cell)
+    except RecipeError as exc:
+        raise InputError(exc.path, f"line {exc.line}" if exc.line else None,
+                         exc.problem) from None
+    table = Table(title=f"{found.name}: recomputed from {recipe.workbook}")
+    for column in ("criterion", "recomputed", "criterion states", "gold states", "tolerance",
+                   "verdict"):
+        table.add_column(column, overflow="fold")
+    for r in results:
+        index = next((str(i) for i, c in enumerate(found.criteria, 1) if c.id == r.criterion_id),
+                     r.label)
+        verdict = ("match" if r.criterion_matches and r.gold_matches is not False
+                   else "MISMATCH" if r.criterion_id else "")
+        tolerance = f"{r.tolerance[0]:,.6g} to {r.tolerance[1]:,.6g}" if r.tolerance else ""
+        table.add_row(index, f"{r.value:,.6g}",
+                      "" if r.criterion_value is None else f"{r.criterion_value:,.6g}",
+                      ", ".join(f"{v:,.6g}" for v in r.gold_values), tolerance, verdict)
+    out.print(table)
+    for o in recipe.override:
+        out.print(f"override {o.cell} = {o.value}  [dim]({escape(o.source)})[/]")

@@ -169,15 +169,16 @@ class Structured(BaseModel):
 
 async def structured(config: ModelConfig, messages: list[dict[str, Any]],
                      response_model: type[BaseModel], cache: ResponseCache | None = None,
-                     parse_retries: int = 2) -> Structured:
+                     parse_retries: int = 2, sample: int = 0) -> Structured:
     """A reply parsed into `response_model` through instructor (JSON mode, any model).
 
     A reply still unparseable after `parse_retries` re-asks (instructor sends the validation
     error back) gives `value=None` with the error;
-    a provider that keeps failing raises ModelUnavailable, as `complete` does.
+    a provider that keeps failing raises ModelUnavailable, as `complete` does. `sample` numbers
+    repeated calls on the same input (judge repeats), each cached on its own.
     """
     schema = response_model.model_json_schema()
-    key = ResponseCache.key(config.model, messages, schema)
+    key = ResponseCache.key(config.model, messages, {**schema, "sample": sample})
     if cache is not None and (hit := cache.get(key)) is not None:
         return Structured(value=response_model.model_validate_json(hit), usage=Usage.zero(),
                           cached=True)

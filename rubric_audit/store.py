@@ -15,6 +15,7 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
+from rubric_audit.checks.controls import Control
 from rubric_audit.errors import InputError
 from rubric_audit.load.runs import RecordedRuns
 from rubric_audit.model import Attempt, Benchmark, CriterionGrade, Finding, Review, Task, World
@@ -49,8 +50,25 @@ MIGRATIONS = [
     CREATE TRIGGER reviews_no_delete BEFORE DELETE ON reviews
         BEGIN SELECT RAISE(ABORT, 'reviews are append-only'); END;
     """,
+    """
+    CREATE TABLE controls (
+        control_id TEXT PRIMARY KEY, task_id TEXT NOT NULL, task_version TEXT NOT NULL,
+        kind TEXT NOT NULL, json TEXT NOT NULL);
+    CREATE TABLE control_grades (
+        control_id TEXT NOT NULL, criterion_id TEXT NOT NULL, grader TEXT NOT NULL,
+        repeat INTEGER NOT NULL, task_version TEXT NOT NULL, verdict TEXT NOT NULL,
+        json TEXT NOT NULL, PRIMARY KEY (control_id, criterion_id, grader, repeat));
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
+
+
+class ControlGrade(BaseModel):
+    """A verdict on a control (its id in `grade.attempt_id`), with the repeat and task version."""
+
+    grade: CriterionGrade
+    repeat: int = 0
+    task_version: str
 
 
 class ImportSummary(BaseModel):
@@ -183,6 +201,28 @@ class AuditStore:
         """A grader's verdicts replace that grader's earlier ones."""
         self.db.execute("DELETE FROM grades WHERE grader = ?", (grader,))
         self.save_grades(grades)
+
+    def replace_controls(self, controls: Iterable[Control]) -> None:
+        """The current controls replace earlier ones; grades of other task versions are kept."""
+        self.db.execute("DELETE FROM controls")
+        self.db.executemany("INSERT INTO controls VALUES (?, ?, ?, ?, ?)",
+                            [(c.id, c.task_id, c.task_version, c.kind, _dump(c))
+                             for c in controls])
+
+    def replace_control_grades(self, grader: str, grades: Iterable[ControlGrade]) -> None:
+        self.db.execute("DELETE FROM control_grades WHERE grader = ?", (grader,))
+        self.db.executemany(
+            "INSERT INTO control_grades VALUES (?, ?, ?, ?, ?, ?, ?)",
+            [(g.grade.attempt_id, g.grade.criterion_id, g.grade.grader, g.repeat, g.task_version,
+              g.grade.verdict, _dump(g)) for g in grades])
+
+    def controls(self) -> list[Control]:
+        return [Control.model_validate_json(r[0])
+                for r in self.db.execute("SELECT json FROM controls ORDER BY control_id")]
+
+    def control_grades(self) -> list[ControlGrade]:
+        return [ControlGrade.model_validate_json(r[0]) for r in self.db.execute(
+            "SELECT json FROM control_grades ORDER BY control_id, criterion_id, grader, repeat")]
 
     def replace_findings(self, stage: str, findings: Iterable[Finding]) -> None:
         """A stage's findings replace that stage's earlier ones."""

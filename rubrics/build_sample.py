@@ -184,6 +184,22 @@ def apex_task(spec: TaskSpec) -> dict:
     }
 
 
+def toml_value(value: object) -> str:
+    return json.dumps(value) if isinstance(value, str) else repr(value)
+
+
+def recipe_toml(spec: TaskSpec) -> str:
+    """The task's gold-recomputation recipe (see rubric_audit/regold.py)."""
+    recipe = spec.recipe or {}
+    lines = [f"# Gold recomputation for {spec.key}.", f"workbook = {toml_value(recipe['workbook'])}"]
+    for cell, value, source in recipe.get("override", []):
+        lines += ["", "[[override]]", f"cell = {toml_value(cell)}", f"value = {toml_value(value)}",
+                  f"source = {toml_value(source)}"]
+    for index, expr in recipe["criterion"]:
+        lines += ["", "[[criterion]]", f"index = {index}", f"expr = {toml_value(expr)}"]
+    return "\n".join(lines) + "\n"
+
+
 def write_benchmark(out: Path) -> None:
     for world in WORLDS:
         write_world(world, out / "worlds" / world.world_id)
@@ -194,6 +210,8 @@ def write_benchmark(out: Path) -> None:
     for spec in TASKS:
         for rel, text in spec.overlay_files.items():
             write_text(out / "task_files" / task_id(spec) / "filesystem" / rel, text)
+        if spec.recipe:
+            write_text(out / "regold" / f"{task_id(spec)}.toml", recipe_toml(spec))
 
 
 def defects_md() -> str:

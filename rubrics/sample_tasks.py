@@ -44,9 +44,16 @@ class TaskSpec:
     runs_show: str
     expected_output: str = "message_in_console"
     overlay_files: dict[str, str] = field(default_factory=dict)  # task_files/<id>/filesystem/
+    recipe: dict | None = None  # regold/<task_id>.toml: workbook, overrides, criterion exprs
 
 
 IB, LAW, MC = "world_halvorsen_lund", "world_carrow_vance", "world_brightline"
+MODEL_PATH = "Project_Nordlys/Nordlys_Model.xlsx"
+FEES_PATH = "Meridian/Fee_Schedule.xlsx"
+STORES_PATH = "Kestrel/Store_Performance_FY2025.xlsx"
+FJORDKOST_MAIL = "mail <nordlys-comps-1@halvorsenlund.no>: Exclude Fjordkost from the peer set"
+NET_DEBT_MAIL = ("mail <nordlys-netdebt@nordlysfoods.no>: net debt at 28 February 2025 was "
+                 "NOK 455.0m")
 MODEL_XLSX = "file:Project_Nordlys/Nordlys_Model.xlsx"
 
 base = n.nordlys_dcf()
@@ -122,6 +129,7 @@ TASKS: list[TaskSpec] = [
         },
         plan={"atlas-1": ["right", "right"], "cirrus-2": ["right_bn", "right"]},
         runs_show="passes on every attempt",
+        recipe={"workbook": MODEL_PATH, "criterion": [(1, "DCF!B18")]},
     ),
     TaskSpec(
         key="nordlys_02", world_id=IB, domain="Investment Banking",
@@ -145,6 +153,9 @@ TASKS: list[TaskSpec] = [
             ["fail"])},
         plan={"atlas-1": ["right", "right"], "cirrus-2": ["right", "right"]},
         runs_show="both models fail every attempt with the correct 9.0% answer",
+        recipe={"workbook": MODEL_PATH,
+                "override": [("Assumptions!B9", 0.09, "prompt: Assume a WACC of 9.0%")],
+                "criterion": [(1, "DCF!B21")]},
     ),
     TaskSpec(
         key="nordlys_03", world_id=IB, domain="Investment Banking",
@@ -158,13 +169,17 @@ TASKS: list[TaskSpec] = [
         planted=f"Ingrid Halvorsen's mail of 4 March tells the team to exclude Fjordkost (under "
                 f"offer) from every multiple including the mean; without it the mean is "
                 f"{MEAN_EX:.1f}x. The gold and the criterion ignore that instruction.",
-        checks=["gold_ignores_message_instruction"],
+        checks=["gold_ignores_message_instruction", "gold_recompute_mismatch"],
         sources=[MODEL_XLSX, "mail:<nordlys-comps-1@halvorsenlund.no>"],
         answers={"right": Answer(
             f"Excluding Fjordkost ASA, which the deal team dropped because it is under offer, "
             f"the mean EV/EBITDA of the five remaining peers is {MEAN_EX:.1f}x.", ["fail"])},
         plan={"atlas-1": ["right", "right"], "cirrus-2": ["right", "right"]},
         runs_show="both models follow the mail and fail every attempt",
+        recipe={"workbook": MODEL_PATH,
+                "override": [("Comps!E2", "N",
+                              FJORDKOST_MAIL)],
+                "criterion": [(1, "Comps!F9")]},
     ),
     TaskSpec(
         key="nordlys_04", world_id=IB, domain="Investment Banking",
@@ -187,6 +202,7 @@ TASKS: list[TaskSpec] = [
             ["fail"])},
         plan={"atlas-1": ["right", "right"], "cirrus-2": ["right", "right"]},
         runs_show="both models fail every attempt with the fee the explanation computes",
+        recipe={"workbook": MODEL_PATH, "criterion": [(1, "0.0125 * DCF!B18")]},
     ),
     TaskSpec(
         key="nordlys_05", world_id=IB, domain="Investment Banking",
@@ -206,6 +222,7 @@ TASKS: list[TaskSpec] = [
             f"at an 18% margin).", ["pass"])},
         plan={"atlas-1": ["right", "right"], "cirrus-2": ["right", "right"]},
         runs_show="both models pass; only the gold is wrong",
+        recipe={"workbook": MODEL_PATH, "criterion": [(1, "DCF!E4")]},
     ),
     TaskSpec(
         key="nordlys_06", world_id=IB, domain="Investment Banking",
@@ -233,6 +250,9 @@ TASKS: list[TaskSpec] = [
         },
         plan={"atlas-1": ["right", "right"], "cirrus-2": ["stale", "stale"]},
         runs_show="cirrus-2 never opens the mailbox and uses the stale net debt (model error)",
+        recipe={"workbook": MODEL_PATH,
+                "override": [("Assumptions!B11", 455.0, NET_DEBT_MAIL)],
+                "criterion": [(1, "DCF!B21")]},
     ),
     TaskSpec(
         key="nordlys_07", world_id=IB, domain="Investment Banking",
@@ -254,6 +274,7 @@ TASKS: list[TaskSpec] = [
         },
         plan={"atlas-1": ["right", "right"], "cirrus-2": ["hedged", "right"]},
         runs_show="cirrus-2's first attempt hedges with a range and the judge credits it",
+        recipe={"workbook": MODEL_PATH, "criterion": [(1, "DCF!B22 * 100")]},
     ),
     TaskSpec(
         key="meridian_01", world_id=LAW, domain="Law",
@@ -288,6 +309,7 @@ TASKS: list[TaskSpec] = [
         plan={"atlas-1": ["right", "right"], "cirrus-2": ["by_month", "right"]},
         runs_show="cirrus-2's first attempt counts service months instead of payments",
         overlay_files={"Meridian/Claim_Notice_2025-03-03.md": CLAIM_NOTICE},
+        recipe={"workbook": FEES_PATH, "criterion": [(1, "sum(Invoices!E4:E15)")]},
     ),
     TaskSpec(
         key="meridian_02", world_id=LAW, domain="Law",
@@ -311,6 +333,7 @@ TASKS: list[TaskSpec] = [
                                  ["pass", "pass"])},
         plan={"atlas-1": ["right", "right"], "cirrus-2": ["right", "right"]},
         runs_show="both models pass",
+        recipe={"workbook": FEES_PATH, "criterion": [(2, "sum(Invoices!E4:E15)")]},
     ),
     TaskSpec(
         key="meridian_03", world_id=LAW, domain="Law",
@@ -433,6 +456,7 @@ TASKS: list[TaskSpec] = [
         },
         plan={"atlas-1": ["right", "right"], "cirrus-2": ["with_outlets", "with_outlets"]},
         runs_show="cirrus-2 ignores the COO's scope mail and includes the outlets (model error)",
+        recipe={"workbook": STORES_PATH, "criterion": [(2, "Stores!K11 * 100")]},
     ),
     TaskSpec(
         key="kestrel_02", world_id=MC, domain="Management Consulting",
@@ -460,6 +484,8 @@ TASKS: list[TaskSpec] = [
                                  ["pass", "pass", "fail"])},
         plan={"atlas-1": ["right", "right"], "cirrus-2": ["right", "right"]},
         runs_show="both models fail every attempt on the carbon-offset criterion",
+        recipe={"workbook": STORES_PATH,
+                "criterion": [(1, "Summary!C3"), (2, "sum(Stores!J2:J5) / Summary!C3 * 100")]},
     ),
     TaskSpec(
         key="kestrel_03", world_id=MC, domain="Management Consulting",
@@ -485,6 +511,7 @@ TASKS: list[TaskSpec] = [
                                  f"{TOTAL_24:.1f}m.", ["pass", "fail"])},
         plan={"atlas-1": ["right", "right"], "cirrus-2": ["right", "right"]},
         runs_show="both models fail every attempt on one of the two criteria",
+        recipe={"workbook": STORES_PATH, "criterion": [(1, "Summary!C2"), (2, "Summary!C2")]},
     ),
     TaskSpec(
         key="kestrel_04", world_id=MC, domain="Management Consulting",
@@ -506,6 +533,7 @@ TASKS: list[TaskSpec] = [
         },
         plan={"atlas-1": ["absolute", "absolute"], "cirrus-2": ["percent", "percent"]},
         runs_show="atlas-1 answers in GBP and fails; cirrus-2 answers in percent and passes",
+        recipe={"workbook": STORES_PATH, "criterion": [(1, "(Summary!C4 / Summary!B4 - 1) * 100")]},
     ),
     TaskSpec(
         key="kestrel_05", world_id=MC, domain="Management Consulting",
@@ -526,6 +554,7 @@ TASKS: list[TaskSpec] = [
         },
         plan={"atlas-1": ["near", "right"], "cirrus-2": ["right", "right"]},
         runs_show="the judge fails atlas-1's 5.8%, inside the stated 0.2-point tolerance",
+        recipe={"workbook": STORES_PATH, "criterion": [(1, "sum(Stores!M2:M11) / 10 * 100")]},
     ),
     TaskSpec(
         key="kestrel_06", world_id=MC, domain="Management Consulting",

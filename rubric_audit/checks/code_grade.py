@@ -176,11 +176,17 @@ def _is_context(q: Quantity, context: list[Quantity], target: Quantity) -> bool:
                and abs(c.value - target.value) > target.step for c in context)
 
 
-def _alternatives(answer: str, near: list[Quantity]) -> bool:
-    """Two near values offered as alternatives: 'X or Y', 'either X ... Y', 'X / Y'."""
-    for a, b in itertools.pairwise(near):
+def _alternatives(answer: str, values: list[Quantity], matched: list[Quantity]) -> bool:
+    """A matching value offered beside another as alternatives: 'X or Y', 'X / Y'.
+
+    Both must be of the same order (within 3x): "NOK 1,940m, or NOK 48.50 per share" restates
+    one figure in other terms rather than offering two.
+    """
+    for a, b in itertools.pairwise(values):
         gap = answer[a.end:b.start]
-        if len(gap) <= 30 and re.search(r"\bor\b|\beither\b|/", gap, re.I):
+        same_order = a.value and b.value and 1 / 3 <= b.value / a.value <= 3
+        if (a in matched) != (b in matched) and same_order and len(gap) <= 30 \
+                and re.search(r"\bor\b|\beither\b|/", gap, re.I):
             return True
     return False
 
@@ -193,12 +199,13 @@ def check_target(target: Quantity, tolerance: Tolerance, answer: str,
     answer with no value near the target gives no evidence either way (not_found).
     """
     quantities = find_quantities(answer)
-    near = [q for q in quantities if _compatible(q, target) and _near(q, target, tolerance)
-            and not _is_context(q, context, target)]
+    compatible = [q for q in quantities if _compatible(q, target)
+                  and not _is_context(q, context, target)]
+    near = [q for q in compatible if _near(q, target, tolerance)]
     matched = [q for q in near if tolerance.contains(_display(q, target))]
     missed = [q for q in near if not tolerance.contains(_display(q, target))]
     ranges = [r for r in find_ranges(answer, quantities) if r[0] in near or r[1] in near]
-    hedged = bool(ranges) or (bool(matched) and bool(missed) and _alternatives(answer, near))
+    hedged = bool(ranges) or _alternatives(answer, compatible, matched)
     outcome: Literal["pass", "fail", "not_found"]
     if not near:
         outcome = "not_found"

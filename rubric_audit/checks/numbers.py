@@ -26,8 +26,8 @@ MONTHS = ("january|february|march|april|may|june|july|august|september|october|n
           "december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
 THRESHOLD = re.compile(r"(?:more|less|greater|fewer|higher|lower)\s+than\s*$|(?:above|below|over|"
                        r"under|exceeding|at\s+least|at\s+most|up\s+to|[<>]=?)\s*$", re.I)
-REFERENCE = re.compile(r"(?:clause|section|article|note|schedule|paragraph|item|page|§)\s*$",
-                       re.I)
+REFERENCE = re.compile(r"(?:clause|section|article|note|schedule|paragraph|item|page|§|"
+                       r"\bno\.?|number|amendment|version)\s*$", re.I)
 MONTH_BEFORE = re.compile(rf"\b(?:{MONTHS})\.?\s*$", re.I)
 MONTH_AFTER = re.compile(rf"^\s*(?:{MONTHS})\b", re.I)
 

@@ -3,14 +3,17 @@
 from __future__ import annotations
 
 import re
-from collections import Counter
+from collections import Counter, defaultdict
+from typing import Any
 
 from pydantic import BaseModel
 
 from rubric_audit import __version__
-from rubric_audit.model import Attempt, CriterionGrade, Finding
+from rubric_audit.checks.controls import Control, control_outcome
+from rubric_audit.checks.screen import Screen, gather, screen
+from rubric_audit.model import Attempt, CriterionGrade, Finding, Task
 from rubric_audit.scores import VariantScore, score_variants
-from rubric_audit.store import AuditStore
+from rubric_audit.store import AuditStore, ControlGrade
 
 
 class UnavailableAttempt(BaseModel):
@@ -40,19 +43,45 @@ class CodeChecker(BaseModel):
     agreement: list[Agreement]
 
 
+class ControlCounts(BaseModel):
+    """Per grader and control kind: expectation met, broken, or undecided."""
+
+    grader: str
+    kind: str
+    met: int
+    broken: int
+    undetermined: int
+
+
+class Achievable(BaseModel):
+    """Tasks that count: the gold does not fail and the null does not pass."""
+
+    tasks: int
+    excluded: dict[str, list[str]]
+    certified: int
+    scores: list[VariantScore]
+
+
 class AuditSummary(BaseModel):
     """Everything audit.json holds; report.md is rendered from the same object."""
 
     tool_version: str
     schema_version: int
     benchmark: str | None
+    models_used: list[str]
+    skipped: list[dict[str, str]]
+    model_failures: list[str]
     tasks: int
+    task_names: dict[str, str]
     attempts: int
     scores: list[VariantScore]
+    achievable: Achievable
     unavailable: list[UnavailableAttempt]
     code_checker: CodeChecker
+    controls: list[ControlCounts]
+    screen: Screen
+    alarms: list[str]
     findings: FindingCounts
-    model_calls: int
 
 
 def _unavailable(attempts: list[Attempt]) -> list[UnavailableAttempt]:
@@ -85,19 +114,120 @@ def _code_checker(grades: list[CriterionGrade]) -> CodeChecker:
                        not_applicable_reasons=dict(sorted(reasons.items())), agreement=agreement)
 
 
-def build_summary(store: AuditStore) -> AuditSummary:
+def _current(controls: list[Control], grades: list[ControlGrade]
+             ) -> dict[tuple[str, str], list[CriterionGrade]]:
+    """(control id, grader) -> verdicts, for grades of the task version the control has now."""
+    version = {c.id: c.task_version for c in controls}
+    out: dict[tuple[str, str], list[CriterionGrade]] = defaultdict(list)
+    for g in grades:
+        if version.get(g.grade.attempt_id) == g.task_version:
+            out[(g.grade.attempt_id, g.grade.grader)].append(g.grade)
+    return out
+
+
+def _control_counts(controls: list[Control], graded: dict[tuple[str, str], list[CriterionGrade]]
+                    ) -> list[ControlCounts]:
+    kinds = {c.id: c for c in controls}
+    gold_fails = {(kinds[cid].task_id, grader) for (cid, grader), grades in graded.items()
+                  if kinds[cid].kind == "gold" and control_outcome(grades) == "fail"}
+    counts: dict[tuple[str, str], Counter[str]] = defaultdict(Counter)
+    for (control_id, grader), grades in graded.items():
+        control = kinds[control_id]
+        if control.kind.startswith("alternative:") and (control.task_id, grader) in gold_fails:
+            outcome = "undetermined"  # a rewording of a failing gold tells nothing new
+        elif control.criterion_id:
+            own = [g for g in grades if g.criterion_id == control.criterion_id]
+            outcome = own[0].verdict if own else "undetermined"
+        else:
+            outcome = control_outcome(grades)
+        state = ("undetermined" if outcome not in ("pass", "fail")
+                 else "met" if outcome == control.expect else "broken")
+        counts[(grader, control.kind.split(":")[0] if control.kind.startswith("near_miss")
+                else control.kind)][state] += 1
+    return [ControlCounts(grader=g, kind=k, met=c["met"], broken=c["broken"],
+                          undetermined=c["undetermined"]) for (g, k), c in sorted(counts.items())]
+
+
+def _oracle(controls: list[Control], graded: dict[tuple[str, str], list[CriterionGrade]],
+            kinds: tuple[str, ...], broken_when: str) -> dict[str, str]:
+    """Per task, over every grader: the outcome of its gold (or null and refusal) controls.
+
+    `broken_when` is the outcome that breaks the expectation (gold: fail; null: pass); it wins
+    over every other grader's verdict.
+    """
+    by_id = {c.id: c for c in controls if c.kind in kinds}
+    outcomes: dict[str, set[str]] = defaultdict(set)
+    for (control_id, _), grades in graded.items():
+        if control_id in by_id:
+            outcomes[by_id[control_id].task_id].add(control_outcome(grades))
+    other = "fail" if broken_when == "pass" else "pass"
+    return {task_id: broken_when if broken_when in seen else other if other in seen
+            else "undetermined" for task_id, seen in outcomes.items()}
+
+
+def _achievable(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGrade],
+                graders: list[str], gold: dict[str, str], null: dict[str, str]) -> Achievable:
+    excluded = {
+        "gold fails": sorted(t for t, o in gold.items() if o == "fail"),
+        "null or refusal passes": sorted(t for t, o in null.items() if o == "pass"),
+        "no gold": sorted(t.id for t in tasks if t.id not in gold),
+    }
+    out = {tid for ids in excluded.values() for tid in ids}
+    kept = [t for t in tasks if t.id not in out]
+    certified = sum(gold.get(t.id) == "pass" and null.get(t.id) == "fail" for t in kept)
+    scores = [s for grader in graders for s in score_variants(kept, attempts, grades, grader)
+              if s.tasks_scored]
+    return Achievable(tasks=len(kept), excluded=excluded, certified=certified, scores=scores)
+
+
+def _alarms(tasks: list[Task], controls: list[Control], grades: list[ControlGrade]) -> list[str]:
+    alarms = []
+    no_gold = [t.id for t in tasks if t.gold is None]
+    if no_gold:
+        alarms.append(f"no gold control could run for {len(no_gold)} task(s) without a gold: "
+                      f"their scores are uncertified")
+    current = {t.id: t.version() for t in tasks}
+    gold_ids = {c.id: c.task_id for c in controls if c.kind == "gold"}
+    stale = sorted({gold_ids[g.grade.attempt_id] for g in grades
+                    if g.grade.attempt_id in gold_ids
+                    and g.task_version != current[gold_ids[g.grade.attempt_id]]})
+    if stale:
+        alarms.append(f"gold controls of {len(stale)} task(s) were graded on another version of "
+                      f"the task than the one scored: re-run them ({', '.join(stale)})")
+    return alarms
+
+
+def build_summary(store: AuditStore, threshold: float = 0.5,
+                  skipped: list[Any] | None = None, failures: list[str] | None = None,
+                  models: list[str] | None = None) -> AuditSummary:
     tasks, attempts, grades = store.tasks(), store.attempts(), store.grades()
+    controls, control_grades = store.controls(), store.control_grades()
+    findings = store.findings()
     graders = sorted({g.grader for g in grades} - {"code"})
+    graded = _current(controls, control_grades)
+    gold = _oracle(controls, graded, ("gold",), broken_when="fail")
+    gold.update({f.task_id: "fail" for f in findings if f.check == "gold_recompute_mismatch"
+                 and f.task_id})  # the workbook, with the task's inputs, disagrees: broken oracle
+    null = _oracle(controls, graded, ("null", "refusal"), broken_when="pass")
+    screen_grader = "recorded" if "recorded" in graders else (graders[0] if graders else "")
+    evidence = gather(tasks, attempts, grades, findings, gold, null, screen_grader)
     return AuditSummary(
         tool_version=__version__,
         schema_version=store.schema_version,
         benchmark=store.benchmark_name(),
+        models_used=models or [],
+        skipped=[s.model_dump() for s in skipped or []],
+        model_failures=sorted(set(failures or [])),
         tasks=len(tasks),
+        task_names={t.id: t.name for t in tasks},
         attempts=len(attempts),
         scores=[s for grader in graders for s in score_variants(tasks, attempts, grades, grader)
                 if s.tasks_scored],
+        achievable=_achievable(tasks, attempts, grades, graders, gold, null),
         unavailable=_unavailable(attempts),
         code_checker=_code_checker(grades),
-        findings=_counts(store.findings()),
-        model_calls=0,
+        controls=_control_counts(controls, graded),
+        screen=screen(evidence, threshold),
+        alarms=_alarms(tasks, controls, control_grades),
+        findings=_counts(findings),
     )

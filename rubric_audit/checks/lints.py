@@ -1,0 +1,195 @@
+"""Static task checks: pure functions of a task and its world, each returning findings.
+
+No model is called. Each check is named for what it finds and quotes the text, numbers and
+sources its finding rests on. `TASK_CHECKS` is the one list `audit`, the tests and the docs use.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable, Iterator
+from pathlib import PurePosixPath
+
+from rubric_audit.checks.code_grade import (
+    criterion_targets,
+    grade_numeric,
+    split_criterion,
+    tolerance_for,
+)
+from rubric_audit.checks.numbers import Quantity, find_quantities
+from rubric_audit.checks.text import content_tokens, is_negative, stem, words, world_vocabulary
+from rubric_audit.model import Criterion, Finding, Task, WorldContents
+
+FILE_NAME = re.compile(r"[\w\-.]+\.(?:pdf|xlsx|xlsm|xls|docx|doc|pptx|ppt|csv|md|txt|json)\b",
+                       re.I)
+RESTATE_COVERAGE = 0.8
+ABSENT_SHARE = 0.4
+
+
+def _finding(task: Task, check: str, severity: str, message: str,
+             criterion: Criterion | None = None, **evidence: object) -> Finding:
+    return Finding(task_id=task.id, criterion_id=criterion.id if criterion else None,
+                   check=check, severity=severity, message=message, evidence=evidence)
+
+
+def _targets(criterion: Criterion) -> list[Quantity]:
+    body, _ = split_criterion(criterion.text)
+    return criterion_targets(body)[0]
+
+
+def criterion_contradicts_explanation(task: Task, world: WorldContents) -> Iterator[Finding]:
+    """The criterion's value is not the value its own explanation arrives at."""
+    for criterion in task.criteria:
+        if not criterion.explanation:
+            continue
+        _, tolerance_text = split_criterion(criterion.text)
+        for target in _targets(criterion):
+            explained = [q for q in find_quantities(criterion.explanation)
+                         if q.compatible(target)]
+            equals = criterion.explanation.rfind("=")
+            if equals >= 0:
+                explained = [q for q in explained if q.start > equals][:1]
+            elif len(explained) != 1:
+                continue
+            tolerance = tolerance_for(target, tolerance_text, task.prompt)
+            if not explained or not target.value:
+                continue
+            same_order = 0.5 <= explained[0].value / target.value <= 2
+            if same_order and not tolerance.contains(explained[0].value):
+                yield _finding(
+                    task, "criterion_contradicts_explanation", "error",
+                    f"criterion requires {target.text} but its explanation arrives at "
+                    f"{explained[0].text}", criterion, criterion_text=criterion.text,
+                    explanation=criterion.explanation, criterion_value=target.value,
+                    explanation_value=explained[0].value)
+
+
+def gold_contradicts_criterion(task: Task, world: WorldContents) -> Iterator[Finding]:
+    """The gold answer fails one of its own numeric criteria (checked in code)."""
+    if task.gold is None or not task.gold.text.strip():
+        return
+    for criterion in task.criteria:
+        verdict = grade_numeric(criterion.text, task.gold.text, task.prompt)
+        if verdict.verdict == "fail":
+            yield _finding(task, "gold_contradicts_criterion", "error",
+                           f"the gold fails this criterion: {verdict.reason}", criterion,
+                           criterion_text=criterion.text, gold=task.gold.text)
+
+
+def _label(criterion: Criterion, target: Quantity) -> set[str]:
+    """The words that say which quantity a target is (the text before it, numbers included)."""
+    body, _ = split_criterion(criterion.text)
+    return set(words(body[:target.start])) - {"states", "that", "the", "a", "an", "is", "of"}
+
+
+def criteria_conflict_on_quantity(task: Task, world: WorldContents) -> Iterator[Finding]:
+    """Two criteria require different values for the same quantity."""
+    seen: list[tuple[Criterion, Quantity, set[str]]] = []
+    for criterion in task.criteria:
+        for target in _targets(criterion):
+            label = _label(criterion, target)
+            for other, other_target, other_label in seen:
+                same = label and label == other_label and target.compatible(other_target)
+                tolerance = tolerance_for(target, split_criterion(criterion.text)[1], "")
+                if same and not tolerance.contains(other_target.value):
+                    yield _finding(
+                        task, "criteria_conflict_on_quantity", "error",
+                        f"{other.id} requires {other_target.text} and {criterion.id} requires "
+                        f"{target.text} for the same quantity", criterion,
+                        criteria=[other.text, criterion.text],
+                        values=[other_target.value, target.value])
+            seen.append((criterion, target, label))
+
+
+def criterion_restates_premise(task: Task, world: WorldContents) -> Iterator[Finding]:
+    """A criterion the prompt already satisfies: it only restates the prompt's premise."""
+    prompt_tokens = content_tokens(task.prompt)
+    prompt_values = {q.value for q in find_quantities(task.prompt)}
+    for criterion in task.criteria:
+        tokens = content_tokens(criterion.text)
+        if len(tokens) < 4 or is_negative(criterion.text):
+            continue
+        if any(t.value not in prompt_values for t in _targets(criterion)):
+            continue
+        covered = len(tokens & prompt_tokens) / len(tokens)
+        if covered >= RESTATE_COVERAGE:
+            yield _finding(task, "criterion_restates_premise", "warning",
+                           f"{covered:.0%} of this criterion's words come from the prompt, which "
+                           f"states it as given; any answer repeating the question passes it",
+                           criterion, criterion_text=criterion.text, prompt=task.prompt)
+
+
+def criterion_terms_absent_from_world(task: Task, world: WorldContents) -> Iterator[Finding]:
+    """A criterion whose key terms appear nowhere in the prompt, files, mail, calendar or chat."""
+    if not (world.files or world.mail or world.events or world.chat):
+        return
+    vocabulary = world_vocabulary(task, world)
+    for criterion in task.criteria:
+        body, _ = split_criterion(criterion.text)
+        tokens = {t for t in content_tokens(body) if not t[0].isdigit()}
+        written = {stem(w): w for w in reversed(words(body))}
+        absent = sorted(written[t] for t in tokens - vocabulary)
+        if len(absent) >= 2 and len(absent) / max(len(tokens), 1) >= ABSENT_SHARE:
+            yield _finding(task, "criterion_terms_absent_from_world", "error",
+                           f"the criterion's terms {', '.join(absent)} appear nowhere the agent "
+                           f"can look (prompt, files, mail, calendar, chat)", criterion,
+                           criterion_text=criterion.text, absent_terms=absent)
+
+
+def prompt_names_missing_file(task: Task, world: WorldContents) -> Iterator[Finding]:
+    """The prompt names a file that neither the world nor the task overlay contains."""
+    names = {PurePosixPath(f.path).name.lower() for f in world.files}
+    for match in FILE_NAME.finditer(task.prompt):
+        wanted = match.group(0).lower()
+        if not any(name == wanted or name.endswith(wanted) for name in names):
+            yield _finding(task, "prompt_names_missing_file", "error",
+                           f"the prompt names {match.group(0)}, which is not among the world's "
+                           f"{len(names)} files", file=match.group(0),
+                           world_files=sorted(names))
+
+
+def rubric_only_negative_criteria(task: Task, world: WorldContents) -> Iterator[Finding]:
+    """Every criterion says what not to do, so an empty answer passes the rubric."""
+    if task.criteria and all(is_negative(c.text) for c in task.criteria):
+        yield _finding(task, "rubric_only_negative_criteria", "error",
+                       "every criterion is negative (\"does not ...\"): an empty answer passes",
+                       criteria=[c.text for c in task.criteria])
+
+
+def criterion_duplicated(task: Task, world: WorldContents) -> Iterator[Finding]:
+    """Two criteria with the same text grade the same thing twice."""
+    seen: dict[str, Criterion] = {}
+    for criterion in task.criteria:
+        key = " ".join(words(criterion.text))
+        if key and key in seen:
+            yield _finding(task, "criterion_duplicated", "warning",
+                           f"same text as criterion {seen[key].id}", criterion,
+                           criterion_text=criterion.text)
+        seen.setdefault(key, criterion)
+
+
+def numeric_criterion_without_tolerance(task: Task, world: WorldContents) -> Iterator[Finding]:
+    """A numeric criterion with no stated tolerance or rounding rule (graded at its precision)."""
+    for criterion in task.criteria:
+        _, tolerance_text = split_criterion(criterion.text)
+        for target in _targets(criterion):
+            tolerance = tolerance_for(target, tolerance_text, task.prompt)
+            if tolerance.basis.startswith("precision"):
+                yield _finding(task, "numeric_criterion_without_tolerance", "info",
+                               f"{target.text} has no stated tolerance or rounding rule; graded "
+                               f"at its own precision ({tolerance.low:g} to {tolerance.high:g})",
+                               criterion, criterion_text=criterion.text)
+
+
+TaskCheck = Callable[[Task, WorldContents], Iterator[Finding]]
+TASK_CHECKS: list[TaskCheck] = [
+    criterion_contradicts_explanation,
+    gold_contradicts_criterion,
+    criteria_conflict_on_quantity,
+    criterion_restates_premise,
+    criterion_terms_absent_from_world,
+    prompt_names_missing_file,
+    rubric_only_negative_criteria,
+    criterion_duplicated,
+    numeric_criterion_without_tolerance,
+]

@@ -1,0 +1,58 @@
+"""Word-level helpers for the static checks: content tokens with a crude stem, and world text."""
+
+from __future__ import annotations
+
+import re
+
+from rubric_audit.model import Task, WorldContents
+
+STOPWORDS = frozenset("""
+a an the and or of to in on at by for with from as is are was were be been being that this these
+those it its their there which who whom whose what when where how than then into onto over under
+per via not no does do did doesn't don't has have had can could should would will shall may might
+must also only any all each both either neither such so very more most less least up down out
+states state stated names name identifies identify mentions mention explains explain describes
+describe lists list notes note includes include provides provide gives give says say recommends
+recommend calculates calculate reports report answer answers response criterion task agent
+accept accepts within usd eur gbp nok sek dkk chf jpy cad aud million billion thousand bn mm
+""".split())
+NEGATIVE_START = re.compile(r"^\s*(?:does\s+not|do\s+not|doesn't|don't|avoids?|never|refrains?|"
+                            r"makes?\s+no|no\s)\b", re.I)
+
+
+def stem(word: str) -> str:
+    """A deliberately crude stem: enough that 'caps', 'capped' and 'cap' meet."""
+    for suffix in ("ations", "ation", "ingly", "ings", "ing", "edly", "ed", "es", "s", "e"):
+        if word.endswith(suffix) and len(word) - len(suffix) >= 3:
+            word = word[: -len(suffix)]
+            break
+    if len(word) > 3 and word[-1] == word[-2]:
+        word = word[:-1]
+    return word
+
+
+def words(text: str) -> list[str]:
+    return re.findall(r"[a-z0-9]+(?:\.[0-9]+)?", text.lower())
+
+
+def content_tokens(text: str) -> set[str]:
+    """Stemmed words that carry meaning (stopwords and rubric verbs removed)."""
+    return {stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1}
+
+
+def world_vocabulary(task: Task, world: WorldContents) -> set[str]:
+    """Every stemmed word the agent could read: prompt, files, mail, calendar and chat."""
+    parts = [task.prompt]
+    parts += [f.path.replace("_", " ").replace("/", " ") for f in world.files]
+    parts += [f.text or "" for f in world.files]
+    parts += [f"{m.sender} {' '.join(m.to)} {m.subject} {m.body}" for m in world.mail]
+    parts += [f"{e.summary} {e.description} {e.location} {' '.join(e.attendees)}"
+              for e in world.events]
+    parts += [f"{s.name} " + " ".join(f"{m.author} {m.text}" for m in s.messages)
+              for s in world.chat]
+    return {stem(w) for w in words(" ".join(parts))}
+
+
+def is_negative(criterion: str) -> bool:
+    """A criterion phrased as something the answer must not do."""
+    return bool(NEGATIVE_START.match(criterion))

@@ -1,0 +1,274 @@
+"""Gold recomputation: re-derive criterion values from the task's workbook with the prompt's inputs.
+
+A recipe per task, `BENCH/regold/<task_id>.toml`, names the workbook, the overrides the prompt,
+mail or chat imply (each with its source), and for each numeric criterion (by 1-based index) the
+cell, or a small expression over cells, that yields its value:
+
+    workbook = "Project_Nordlys/Nordlys_Model.xlsx"
+    [[override]]
+    cell = "Assumptions!B9"
+    value = 0.09
+    source = "prompt: Assume a WACC of 9.0%"
+    [[criterion]]
+    index = 1
+    expr = "DCF!B21"          # or e.g. "sum(Stores!M2:M11) / 10 * 100"
+
+The recomputed value is compared, in the criterion's written units, with what the criterion and
+the gold state, using the tolerance the code checker would apply.
+"""
+
+from __future__ import annotations
+
+import ast
+import operator
+import re
+import tomllib
+from dataclasses import replace
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, Field, ValidationError
+
+from rubric_audit.checks.code_grade import (
+    Tolerance,
+    check_target,
+    criterion_targets,
+    split_criterion,
+    tolerance_for,
+)
+from rubric_audit.errors import InputError
+from rubric_audit.load.world import task_tree
+from rubric_audit.model import Benchmark, Finding, Task
+from rubric_audit.workbook import WorkbookError, workbook_cells
+
+RECIPES = "regold"
+CELL = r"(?:'[^']+'|[A-Za-z_][\w ]*?)!\$?[A-Z]{1,3}\$?\d+"
+RANGE = re.compile(rf"sum\(\s*({CELL})\s*:\s*\$?([A-Z]{{1,3}})\$?(\d+)\s*\)", re.I)
+REF = re.compile(CELL)
+OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
+       ast.Div: operator.truediv, ast.Pow: operator.pow, ast.USub: operator.neg,
+       ast.UAdd: operator.pos}
+
+
+class Override(BaseModel):
+    cell: str
+    value: float | str
+    source: str = ""
+
+
+class CriterionRecipe(BaseModel):
+    index: int = Field(ge=1)
+    expr: str
+
+
+class Recipe(BaseModel):
+    workbook: str
+    override: list[Override] = Field(default_factory=list)
+    criterion: list[CriterionRecipe] = Field(default_factory=list)
+
+
+class Recomputed(BaseModel):
+    """One recomputed value beside what the criterion and the gold state."""
+
+    criterion_id: str | None
+    label: str
+    value: float
+    criterion_value: float | None = None
+    gold_values: list[float] = Field(default_factory=list)
+    tolerance: tuple[float, float] | None = None
+    tolerance_basis: str = ""
+    criterion_matches: bool | None = None
+    gold_matches: bool | None = None
+
+
+class RecipeError(Exception):
+    """A recipe that cannot be evaluated; names the recipe file and line."""
+
+    def __init__(self, path: Path, line: int | None, problem: str) -> None:
+        self.path, self.line, self.problem = path, line, problem
+        super().__init__(f"{path}{f':{line}' if line else ''}: {problem}")
+
+
+def recipe_path(bench: Benchmark, task: Task) -> Path:
+    return Path(bench.root) / RECIPES / f"{task.id}.toml"
+
+
+def load_recipe(path: Path) -> Recipe:
+    try:
+        return Recipe.model_validate(tomllib.loads(path.read_text(encoding="utf-8")))
+    except tomllib.TOMLDecodeError as exc:
+        raise RecipeError(path, getattr(exc, "lineno", None), f"malformed TOML: {exc}") from None
+    except ValidationError as exc:
+        err = exc.errors()[0]
+        field = ".".join(str(p) for p in err["loc"])
+        raise RecipeError(path, None, f"{field}: {err['msg']}") from None
+
+
+def _line_of(path: Path, needle: str) -> int | None:
+    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+        if needle in line:
+            return number
+    return None
+
+
+def _cell_key(ref: str) -> str:
+    sheet, _, cell = ref.partition("!")
+    return f"{sheet.strip(chr(39))}!{cell.replace('$', '').upper()}"
+
+
+def evaluate_expression(expr: str, values: dict[str, Any]) -> float:
+    """Arithmetic over cell references and sum(Sheet!A1:A9); nothing else is allowed."""
+    names: dict[str, float] = {}
+
+    def number(ref: str) -> float:
+        key = _cell_key(ref)
+        if key not in values:
+            raise KeyError(f"no cell {key}")
+        value = values[key]
+        if isinstance(value, str) and value.startswith("#"):
+            raise ValueError(f"{key} evaluates to {value} (unsupported function or bad reference)")
+        if value is None:
+            raise ValueError(f"{key} has no value (circular reference?)")
+        if not isinstance(value, int | float):
+            raise ValueError(f"{key} is not a number: {value!r}")
+        return float(value)
+
+    def total(match: re.Match[str]) -> str:
+        sheet, first = match.group(1).rsplit("!", 1)
+        start_col, start_row = re.match(r"\$?([A-Z]+)\$?(\d+)", first).groups()
+        from openpyxl.utils import column_index_from_string, get_column_letter
+
+        cols = range(column_index_from_string(start_col),
+                     column_index_from_string(match.group(2)) + 1)
+        rows = range(int(start_row), int(match.group(3)) + 1)
+        name = f"_v{len(names)}"
+        names[name] = sum(number(f"{sheet}!{get_column_letter(c)}{r}") for c in cols for r in rows
+                          if values.get(_cell_key(f"{sheet}!{get_column_letter(c)}{r}"))
+                          is not None)
+        return name
+
+    def single(match: re.Match[str]) -> str:
+        name = f"_v{len(names)}"
+        names[name] = number(match.group(0))
+        return name
+
+    python = REF.sub(single, RANGE.sub(total, expr))
+
+    def walk(node: ast.AST) -> float:
+        if isinstance(node, ast.Expression):
+            return walk(node.body)
+        if isinstance(node, ast.Constant) and isinstance(node.value, int | float):
+            return float(node.value)
+        if isinstance(node, ast.Name) and node.id in names:
+            return names[node.id]
+        if isinstance(node, ast.BinOp) and type(node.op) in OPS:
+            return OPS[type(node.op)](walk(node.left), walk(node.right))
+        if isinstance(node, ast.UnaryOp) and type(node.op) in OPS:
+            return OPS[type(node.op)](walk(node.operand))
+        raise ValueError(f"not allowed in a recipe expression: {ast.dump(node)[:60]}")
+
+    try:
+        return walk(ast.parse(python, mode="eval"))
+    except SyntaxError:
+        raise ValueError(f"not an expression: {expr!r}") from None
+
+
+def recompute(bench: Benchmark, task: Task, recipe: Recipe, path: Path,
+              extra: dict[str, float | str] | None = None,
+              cells: list[str] | None = None) -> list[Recomputed]:
+    """The recipe's values (and any extra `cells`) recomputed with its overrides (and `extra`)."""
+    tree = task_tree(bench, task)
+    data = tree.get(f"filesystem/{recipe.workbook}")
+    if data is None:
+        raise RecipeError(path, _line_of(path, recipe.workbook),
+                          f"workbook {recipe.workbook} is not in the task's world")
+    overrides: dict[str, Any] = {_cell_key(o.cell): o.value for o in recipe.override}
+    overrides.update({_cell_key(k): v for k, v in (extra or {}).items()})
+    try:
+        values = {c.ref: c.value for c in workbook_cells(data, overrides)}
+    except WorkbookError as exc:
+        raise RecipeError(path, None, str(exc)) from None
+    for key in overrides:
+        if key.partition("!")[0] not in {k.partition("!")[0] for k in values}:
+            raise RecipeError(path, _line_of(path, key.partition("!")[2]),
+                              f"no sheet {key.partition('!')[0]!r} in {recipe.workbook}")
+    out = []
+    for item in recipe.criterion:
+        if item.index > len(task.criteria):
+            raise RecipeError(path, _line_of(path, f"index = {item.index}"),
+                              f"the task has {len(task.criteria)} criteria, not {item.index}")
+        try:
+            value = evaluate_expression(item.expr, values)
+        except (KeyError, ValueError) as exc:
+            raise RecipeError(path, _line_of(path, item.expr), str(exc).strip("'\"")) from None
+        out.append(compare(task, task.criteria[item.index - 1].id, item.expr, value))
+    for ref in cells or []:
+        try:
+            out.append(Recomputed(criterion_id=None, label=ref,
+                                  value=evaluate_expression(ref, values)))
+        except (KeyError, ValueError) as exc:
+            raise InputError("--cell", None, f"{ref}: {str(exc).strip(chr(39))}") from None
+    return out
+
+
+def compare(task: Task, criterion_id: str, label: str, value: float) -> Recomputed:
+    """The recomputed value against the criterion's target and the gold's statement of it."""
+    criterion = task.criterion(criterion_id)
+    assert criterion is not None
+    body, tolerance_text = split_criterion(criterion.text)
+    targets = criterion_targets(body)[0]
+    if not targets:
+        return Recomputed(criterion_id=criterion_id, label=label, value=value)
+    target = targets[0]
+    base = value * target.scale if target.dimension in ("currency", "plain") else value
+    tolerance = tolerance_for(target, tolerance_text, task.prompt)
+    half = (tolerance.high - tolerance.low) / 2
+    recomputed = replace(target, value=base)
+    around = Tolerance(base - half, base + half, tolerance.basis)
+    gold_values: list[float] = []
+    gold_matches = None
+    if task.gold is not None and task.gold.text.strip():
+        check = check_target(recomputed, around, task.gold.text, [])
+        gold_values = [q.value / target.scale if target.dimension in ("currency", "plain")
+                       else q.value for q in check.matched + check.missed]
+        gold_matches = check.outcome == "pass" if check.outcome != "not_found" else None
+    return Recomputed(
+        criterion_id=criterion_id, label=label, value=value,
+        criterion_value=target.value / target.scale
+        if target.dimension in ("currency", "plain") else target.value,
+        gold_values=gold_values, tolerance=(tolerance.low, tolerance.high),
+        tolerance_basis=tolerance.basis, criterion_matches=tolerance.contains(base),
+        gold_matches=gold_matches)
+
+
+def regold_findings(task: Task, results: list[Recomputed]) -> list[Finding]:
+    """`gold_recompute_mismatch` where the criterion or the gold disagrees with the workbook."""
+    findings = []
+    for r in results:
+        wrong = [what for what, ok in (("criterion", r.criterion_matches), ("gold", r.gold_matches))
+                 if ok is False]
+        if wrong:
+            findings.append(Finding(
+                task_id=task.id, criterion_id=r.criterion_id, check="gold_recompute_mismatch",
+                severity="error",
+                message=f"recomputed from the workbook with the task's inputs: {r.value:,.4g}; "
+                        f"the {' and the '.join(wrong)} state "
+                        f"{r.criterion_value if 'criterion' in wrong else r.gold_values}",
+                evidence=r.model_dump()))
+    return findings
+
+
+def regold_all(bench: Benchmark) -> list[Finding]:
+    """Every task with a recipe; a broken recipe is a finding and the rest still runs."""
+    findings = []
+    for task in bench.tasks:
+        path = recipe_path(bench, task)
+        if not path.is_file():
+            continue
+        try:
+            findings += regold_findings(task, recompute(bench, task, load_recipe(path), path))
+        except RecipeError as exc:
+            findings.append(Finding(task_id=task.id, check="regold_recipe_error",
+                                    severity="error", message=str(exc),
+                                    evidence={"recipe": str(path), "line": exc.line}))
+    return findings

@@ -1,0 +1,184 @@
+"""Controls in code, judge-side controls and model checks through the fake server, the screen."""
+
+from __future__ import annotations
+
+import json
+import sqlite3
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from rubric_audit.checks.controls import code_grade_control, control_outcome, make_controls
+from rubric_audit.checks.numbers import find_quantities
+from rubric_audit.checks.screen import TaskEvidence, classify, screen
+from rubric_audit.cli import app
+from rubric_audit.load.benchmark import load_benchmark
+from rubric_audit.store import MIGRATIONS, AuditStore
+from tests.conftest import SAMPLE
+from tests.fakes.openai_server import FakeOpenAI, Reply, text
+
+
+@pytest.fixture(scope="module")
+def sample():
+    return load_benchmark(SAMPLE)
+
+
+def test_controls_of_a_numeric_task(sample) -> None:
+    task = sample.task("nordlys_06")
+    controls = {c.kind: c for c in make_controls(task)}
+    assert set(controls) >= {"null", "refusal", "gold", "alternative:units_written_out",
+                             "near_miss:outside_tolerance", "near_miss:hedged",
+                             "near_miss:wrong_scale", "near_miss:assumption"}
+    moved = controls["near_miss:outside_tolerance"].answer
+    assert "NOK 47.63" not in moved and "NOK 47." in moved
+    assert "NOK 47.63 or NOK" in controls["near_miss:hedged"].answer
+    assert controls["near_miss:assumption"].answer.startswith("Even if")
+    assert all(c.task_version == task.version() for c in controls.values())
+    for kind, expected in (("gold", "pass"), ("null", "fail"),
+                           ("alternative:units_written_out", "pass"),
+                           ("near_miss:outside_tolerance", "fail"),
+                           ("near_miss:hedged", "fail")):
+        outcome = control_outcome(code_grade_control(task, controls[kind]))
+        assert outcome == expected, kind
+    # A thousandfold value is no claim about the target in code: only a judge can fail it.
+    wrong_scale = code_grade_control(task, controls["near_miss:wrong_scale"])
+    assert control_outcome(wrong_scale) == "undetermined"
+
+
+def test_every_occurrence_of_the_gold_value_is_moved(sample) -> None:
+    task = sample.task("meridian_01")
+    moved = next(c for c in make_controls(task) if c.kind == "near_miss:outside_tolerance")
+    values = [q.value for q in find_quantities(moved.answer)]
+    assert 480_900 not in values
+
+
+def test_tasks_without_a_gold_get_only_null_controls(sample) -> None:
+    task = sample.task("kestrel_06").model_copy(update={"gold": None})
+    assert [c.kind for c in make_controls(task)] == ["null", "refusal"]
+
+
+def evidence(**kw: Any) -> TaskEvidence:
+    base = {"task_id": "t", "gold_outcome": "pass", "null_outcome": "fail", "attempts": 4,
+            "unavailable": 0, "passes": 0, "unsound_passes": 0}
+    return TaskEvidence(**{**base, **kw})
+
+
+def test_screen_rules_apply_in_order() -> None:
+    assert classify(evidence(gold_outcome="fail", unavailable=4), 0.5) == "broken_oracle"
+    assert classify(evidence(unavailable=3), 0.5) == "infra_limited"
+    assert classify(evidence(unavailable=2), 0.5) == "certified_unsolved"
+    assert classify(evidence(passes=1, unsound_passes=1), 0.5) == "exploit_only"
+    assert classify(evidence(gold_outcome="undetermined"), 0.5) == "uncertified"
+    assert classify(evidence(gold_outcome="none"), 0.5) == "uncertified"
+
+
+def test_screen_partition_steps_and_sensitivity() -> None:
+    tasks = [evidence(task_id="a", gold_outcome="fail"), evidence(task_id="b", unavailable=2),
+             evidence(task_id="c"), evidence(task_id="d", passes=1, unsound_passes=0)]
+    result = screen(tasks, 0.5)
+    assert result.screened == 3, "a task with a sound pass is not screened"
+    assert result.partition == {"broken_oracle": 1, "infra_limited": 0, "exploit_only": 0,
+                                "uncertified": 0, "certified_unsolved": 2}
+    assert [s.tasks for s in result.steps] == [3, 2, 2, 2, 2]
+    assert result.sensitivity["0.3"]["infra_limited"] == 1
+    assert result.sensitivity["0.5"]["infra_limited"] == 0
+
+
+def lenient_judge(body: dict[str, Any]) -> Reply:
+    return text(json.dumps({"rationale": "looks fine", "verdict": "pass"}))
+
+
+def test_a_lenient_judge_that_passes_near_misses_is_reported(tmp_path: Path) -> None:
+    bench = one_task_bench(tmp_path, "nordlys_07")
+    with FakeOpenAI(lenient_judge) as server:
+        result = CliRunner().invoke(app, [
+            "audit", str(bench), "--out", str(tmp_path / "out"), "--judge", "openai/lenient",
+            "--repeats", "2", "--api-base", server.url, "--cache", str(tmp_path / "c.db")],
+            env={"OPENAI_API_KEY": "sk-test"})
+        calls = len(server.requests)
+    assert result.exit_code == 0, result.output
+    assert "Models used: openai/lenient" in result.stdout
+    findings = [json.loads(line)
+                for line in (tmp_path / "out" / "findings.jsonl").read_text().splitlines()]
+    lenient = [f for f in findings if f["check"] == "control_near_miss_passes"
+               and f["evidence"]["grader"] == "judge:openai/lenient"]
+    assert {f["evidence"]["control"].split(":")[2] for f in lenient} >= {
+        "outside_tolerance", "hedged", "wrong_scale", "assumption"}
+    assert any(f["check"] == "control_null_passes" for f in findings)
+    controls = make_controls(load_benchmark(bench).tasks[0])
+    assert calls == len(controls) * 2, "one call per control, criterion and repeat"
+
+
+def one_task_bench(tmp_path: Path, *names: str) -> Path:
+    bench = tmp_path / "bench"
+    bench.mkdir()
+    source = json.loads((SAMPLE / "tasks_and_rubrics.json").read_text())
+    (bench / "tasks_and_rubrics.json").write_text(json.dumps(
+        [t for t in source if t["task_name"] in names]))
+    (bench / "world_descriptions.json").write_text(
+        (SAMPLE / "world_descriptions.json").read_text())
+    (bench / "worlds").symlink_to(SAMPLE / "worlds")
+    return bench
+
+
+def test_repeats_measure_judge_flips(tmp_path: Path) -> None:
+    calls = iter(range(10_000))
+
+    def alternating(body: dict[str, Any]) -> Reply:
+        verdict = "pass" if next(calls) % 2 else "fail"
+        return text(json.dumps({"rationale": "coin", "verdict": verdict}))
+
+    bench = one_task_bench(tmp_path, "kestrel_04")
+    with FakeOpenAI(alternating) as server:
+        result = CliRunner().invoke(app, [
+            "audit", str(bench), "--out", str(tmp_path / "out"), "--judge", "openai/coin",
+            "--repeats", "2", "--concurrency", "1", "--api-base", server.url,
+            "--cache", str(tmp_path / "c.db")], env={"OPENAI_API_KEY": "sk-test"})
+    assert result.exit_code == 0, result.output
+    findings = [json.loads(line)
+                for line in (tmp_path / "out" / "findings.jsonl").read_text().splitlines()]
+    [flips] = [f for f in findings if f["check"] == "judge_flips_on_repeats"]
+    assert flips["evidence"]["flip_rate"] == 1.0
+    assert any(f["check"] == "control_gold_fails" and
+               f["evidence"]["grader"] == "judge:openai/coin" for f in findings), \
+        "a gold that fails one repeat does not pass"
+
+
+def test_model_checks_quote_their_source(tmp_path: Path, sample) -> None:
+    answer = {"applies": True, "criterion_ids": [], "source": "<nordlys-comps-1@halvorsenlund.no>",
+              "quote": "Exclude Fjordkost from the peer set", "explanation": "gold keeps it"}
+
+    def lint_model(body: dict[str, Any]) -> Reply:
+        prompt = body["messages"][-1]["content"]
+        applies = "mail or chat message" in prompt and "Fjordkost" in prompt
+        return text(json.dumps({**answer, "applies": applies}))
+
+    bench = one_task_bench(tmp_path, "nordlys_03", "kestrel_06")
+    with FakeOpenAI(lint_model) as server:
+        result = CliRunner().invoke(app, [
+            "audit", str(bench), "--out", str(tmp_path / "out"), "--lint-model", "openai/lint",
+            "--api-base", server.url, "--cache", str(tmp_path / "c.db")],
+            env={"OPENAI_API_KEY": "sk-test"})
+    assert result.exit_code == 0, result.output
+    findings = [json.loads(line)
+                for line in (tmp_path / "out" / "findings.jsonl").read_text().splitlines()]
+    [found] = [f for f in findings if f["check"] == "gold_ignores_message_instruction"]
+    assert found["task_id"] == sample.task("nordlys_03").id
+    assert found["evidence"]["source"] == "<nordlys-comps-1@halvorsenlund.no>"
+    assert found["evidence"]["quote"] == "Exclude Fjordkost from the peer set"
+    assert "--lint-model" not in result.stdout
+
+
+def test_an_old_store_is_migrated_in_place(tmp_path: Path) -> None:
+    db = sqlite3.connect(tmp_path / "audit.db")
+    db.executescript(MIGRATIONS[0])
+    db.execute("PRAGMA user_version = 1")
+    db.execute("INSERT INTO worlds VALUES ('w', '{\"id\": \"w\"}')")
+    db.commit()
+    db.close()
+    with AuditStore(tmp_path / "audit.db") as store:
+        assert store.schema_version == len(MIGRATIONS)
+        assert [w.id for w in store.worlds()] == ["w"]
+        assert store.controls() == []
