@@ -32,6 +32,7 @@ from rubric_audit.load.runs import RecordedRuns, load_runs
 from rubric_audit.load.world import load_task_world
 from rubric_audit.model import Benchmark, CriterionGrade, Finding, Task, WorldContents
 from rubric_audit.regold import regold_all
+from rubric_audit.report.html import render_html
 from rubric_audit.report.markdown import render_markdown
 from rubric_audit.report.summary import AuditSummary, build_summary
 from rubric_audit.store import AuditStore, ControlGrade, ImportSummary
@@ -283,19 +284,40 @@ def run_audit(bench_path: Path, run_paths: list[Path] | None, out: Path,
               for t in bench.tasks}
     if out.exists() and not out.is_dir():
         raise InputError(out, None, "output path exists and is not a folder")
-    with _output_folder(out) as folder:
-        with AuditStore(folder / DB_NAME) as store:
-            imported, _ = import_into(store, runs, bench)
-            check_numbers_in_code(store)
-            run_lints(store, bench, worlds)
-            failures = anyio.run(run_model_steps, store, bench, worlds, options)
-            summary = build_summary(store, options.unavailable_threshold,
-                                    skipped_steps(options), failures,
-                                    [m for m in (options.judge, options.lint_model,
-                                                 options.near_miss_model) if m])
-            findings = store.findings()
-        _write_atomic(folder / "findings.jsonl",
-                      "".join(f.model_dump_json() + "\n" for f in findings))
-        _write_atomic(folder / "audit.json", json.dumps(summary.model_dump(), indent=2) + "\n")
-        _write_atomic(folder / "report.md", render_markdown(summary, findings))
+    with _output_folder(out) as folder, AuditStore(folder / DB_NAME) as store:
+        imported, _ = import_into(store, runs, bench)
+        check_numbers_in_code(store)
+        run_lints(store, bench, worlds)
+        failures = anyio.run(run_model_steps, store, bench, worlds, options)
+        with store.transaction():
+            store.set_meta("audit", {
+                "unavailable_threshold": options.unavailable_threshold,
+                "skipped": [s.model_dump() for s in skipped_steps(options)],
+                "model_failures": sorted(set(failures)),
+                "models_used": [m for m in (options.judge, options.lint_model,
+                                            options.near_miss_model) if m]})
+        summary = write_reports(store, folder)
     return AuditResult(out=str(out), imported=imported, summary=summary)
+
+
+def write_reports(store: AuditStore, folder: Path) -> AuditSummary:
+    """findings.jsonl, audit.json, report.md and report.html from what the store holds."""
+    settings = store.meta("audit", {})
+    summary = build_summary(store, settings.get("unavailable_threshold", 0.5),
+                            [SkippedStep(**s) for s in settings.get("skipped", [])],
+                            settings.get("model_failures", []), settings.get("models_used", []))
+    findings = store.findings()
+    _write_atomic(folder / "findings.jsonl", "".join(f.model_dump_json() + "\n" for f in findings))
+    _write_atomic(folder / "audit.json", json.dumps(summary.model_dump(), indent=2) + "\n")
+    _write_atomic(folder / "report.md", render_markdown(summary, findings))
+    _write_atomic(folder / "report.html", render_html(summary, findings))
+    return summary
+
+
+def report(out: Path) -> AuditSummary:
+    """`rubric-audit report OUT`: the reports again from OUT/audit.db (reviews included)."""
+    db = out / DB_NAME
+    if not db.is_file():
+        raise InputError(db, None, "no audit.db here: run `rubric-audit audit` first")
+    with AuditStore(db) as store:
+        return write_reports(store, out)

@@ -188,7 +188,23 @@ def audit_command(
     for failure in s.model_failures:
         out.print(f"[yellow]Model unavailable:[/] {escape(failure)} (those checks are missing, "
                   f"not failed)")
-    out.print(f"Wrote {escape(str(out_dir))}/: audit.db, findings.jsonl, audit.json, report.md")
+    out.print(f"Wrote {escape(str(out_dir))}/: audit.db, findings.jsonl, audit.json, report.md, "
+              f"report.html")
+
+
+@app.command("report")
+@user_errors
+def report_command(
+    out_dir: Annotated[Path, typer.Argument(help="An audit's output folder (holds audit.db).")],
+) -> None:
+    """Write the reports again from OUT/audit.db, with the reviews recorded since."""
+    from rubric_audit.audit import report
+
+    summary = report(out_dir)
+    r = summary.statistics.review
+    out.print(f"Wrote {escape(str(out_dir))}/: findings.jsonl, audit.json, report.md, report.html "
+              f"({r.failures_reviewed}/{r.failures_queue} failures and "
+              f"{r.passes_reviewed}/{r.passes_queue} passes reviewed).")
 
 
 def _pct(value: float | None) -> str:
@@ -351,6 +367,8 @@ def regold_command(
     cell: Annotated[list[str] | None, typer.Option(
         help="Also show a cell or expression, e.g. 'DCF!B21' (repeatable).")] = None,
     all_: Annotated[bool, typer.Option("--all", help="Every task with a recipe.")] = False,
+    findings_out: Annotated[Path | None, typer.Option(
+        "--findings", help="With --all: also write the findings to this JSONL file.")] = None,
 ) -> None:
     """Recompute criterion values from the task's workbook, beside what criteria and gold state."""
     from rubric_audit.load.benchmark import load_benchmark
@@ -364,6 +382,10 @@ def regold_command(
         for f in findings:
             name = benchmark.task(f.task_id).name if f.task_id else ""
             out.print(f"  {name}: [bold]{f.check}[/] {escape(f.message)}")
+        if findings_out is not None:
+            tmp = findings_out.with_name(f".{findings_out.name}.tmp")
+            tmp.write_text("".join(f.model_dump_json() + "\n" for f in findings), encoding="utf-8")
+            tmp.replace(findings_out)
         return
     if task is None:
         raise InputError(bench, "TASK", "name a task, or pass --all")

@@ -304,19 +304,12 @@ def _replace(path: Path, text: str) -> None:
 
 def all_failed_tasks(db: Path) -> list[str]:
     """Task ids that every model failed on every graded attempt (recorded grades)."""
-    from rubric_audit.scores import attempt_outcome
+    from rubric_audit.report.statistics import review_queues
     from rubric_audit.store import AuditStore
 
     if not db.is_file():
         raise InputError(db, None, "no such audit.db")
     with AuditStore(db) as store:
         tasks = {t.id: t for t in store.tasks()}
-        grades: dict[str, list] = {}
-        for g in store.grades("recorded"):
-            grades.setdefault(g.attempt_id, []).append(g)
-        outcomes: dict[str, list[str]] = {}
-        for a in store.attempts():
-            if a.state == "graded" and a.task_id in tasks:
-                outcomes.setdefault(a.task_id, []).append(
-                    attempt_outcome(tasks[a.task_id], grades.get(a.id, [])))
-    return sorted(t for t, seen in outcomes.items() if seen and all(o == "fail" for o in seen))
+        failures, _ = review_queues(tasks, store.attempts(), store.grades(), "recorded")
+    return failures

@@ -12,6 +12,7 @@ import sqlite3
 from collections.abc import Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from pydantic import BaseModel
 
@@ -58,6 +59,9 @@ MIGRATIONS = [
         control_id TEXT NOT NULL, criterion_id TEXT NOT NULL, grader TEXT NOT NULL,
         repeat INTEGER NOT NULL, task_version TEXT NOT NULL, verdict TEXT NOT NULL,
         json TEXT NOT NULL, PRIMARY KEY (control_id, criterion_id, grader, repeat));
+    """,
+    """
+    CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
@@ -243,6 +247,13 @@ class AuditStore:
             (review.reviewer, review.created_at, review.task_id, review.label, review.note,
              review.evidence_hash, review.retracts))
         return int(cursor.lastrowid or 0)
+
+    def set_meta(self, key: str, value: object) -> None:
+        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
+
+    def meta(self, key: str, default: object = None) -> Any:
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
+        return json.loads(row[0]) if row else default
 
     def benchmark_name(self) -> str | None:
         row = self.db.execute("SELECT name FROM benchmark").fetchone()

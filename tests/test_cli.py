@@ -66,13 +66,13 @@ def test_audit_uses_shipped_runs_and_writes_outputs(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "no model was called" in result.stdout
     assert sorted(p.name for p in out.iterdir()) == [
-        "audit.db", "audit.json", "findings.jsonl", "report.md"]
+        "audit.db", "audit.json", "findings.jsonl", "report.html", "report.md"]
     summary = json.loads((out / "audit.json").read_text())
     [score] = summary["scores"]
     assert (score["graded_attempts"], score["unavailable_attempts"]) == (2, 1)
     assert score["pass_at_1"] == 0.5 and score["mean_criterion_score"] == 0.75
     assert summary["unavailable"][0]["attempt"] == "m1-base/task_1/3"
-    assert "| m/one | m1-base |" in (out / "report.md").read_text()
+    assert "| m/one | m1-base | recorded |" in (out / "report.md").read_text()
     assert (out / "findings.jsonl").read_text() == ""
 
 

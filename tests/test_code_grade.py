@@ -140,5 +140,8 @@ def test_audit_reports_agreement_on_the_shared_fixtures(tmp_path: Path) -> None:
     checker = json.loads((tmp_path / "out" / "audit.json").read_text())["code_checker"]
     # 55 pairs: the 50 graded ones plus an unavailable attempt that has an answer.
     assert (checker["criteria"], checker["checked"]) == (55, 30)
-    assert checker["agreement"] == [{"grader": "recorded", "checked": 30, "agree": 29,
-                                     "rate": pytest.approx(29 / 30)}]
+    [agreement] = checker["agreement"]
+    assert (agreement["grader"], agreement["checked"], agreement["agree"]) == ("recorded", 30, 29)
+    assert agreement["rate"] == pytest.approx(29 / 30)
+    assert agreement["interval"]["method"] == "wilson"
+    assert agreement["interval"]["low"] < 29 / 30 < agreement["interval"]["high"]

@@ -125,8 +125,11 @@ def test_regold_command(tmp_path: Path) -> None:
     what_if = runner.invoke(app, ["regold", str(SAMPLE), "nordlys_06", "--set",
                                   "Assumptions!B11=420", "--cell", "DCF!B18"])
     assert what_if.exit_code == 0 and "48.5008" in what_if.stdout and "2,360.03" in what_if.stdout
-    every = runner.invoke(app, ["regold", str(SAMPLE), "--all"])
+    every = runner.invoke(app, ["regold", str(SAMPLE), "--all", "--findings",
+                                str(tmp_path / "regold.jsonl")])
     assert every.exit_code == 0 and "gold_recompute_mismatch" in every.stdout
+    written = [json.loads(line) for line in (tmp_path / "regold.jsonl").read_text().splitlines()]
+    assert {f["check"] for f in written} == {"gold_recompute_mismatch"} and len(written) == 5
     bench = tmp_path / "bench"
     shutil.copytree(SAMPLE, bench, ignore=shutil.ignore_patterns("runs"))
     task_id = json.loads((bench / "tasks_and_rubrics.json").read_text())[0]["task_id"]

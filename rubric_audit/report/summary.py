@@ -12,7 +12,9 @@ from rubric_audit import __version__
 from rubric_audit.checks.controls import Control, control_outcome
 from rubric_audit.checks.screen import Screen, gather, screen
 from rubric_audit.model import Attempt, CriterionGrade, Finding, Task
+from rubric_audit.report.statistics import Statistics, build_statistics
 from rubric_audit.scores import VariantScore, score_variants
+from rubric_audit.stats import Interval, proportion
 from rubric_audit.store import AuditStore, ControlGrade
 
 
@@ -33,6 +35,7 @@ class Agreement(BaseModel):
     checked: int
     agree: int
     rate: float | None
+    interval: Interval
 
 
 class CodeChecker(BaseModel):
@@ -81,6 +84,7 @@ class AuditSummary(BaseModel):
     controls: list[ControlCounts]
     screen: Screen
     alarms: list[str]
+    statistics: Statistics
     findings: FindingCounts
 
 
@@ -108,7 +112,8 @@ def _code_checker(grades: list[CriterionGrade]) -> CodeChecker:
                  and g.verdict in ("pass", "fail")]
         agree = sum(a == b for a, b in pairs)
         agreement.append(Agreement(grader=grader, checked=len(pairs), agree=agree,
-                                   rate=agree / len(pairs) if pairs else None))
+                                   rate=agree / len(pairs) if pairs else None,
+                                   interval=proportion(agree, len(pairs))))
     return CodeChecker(criteria=len(code), checked=len(decided),
                        not_applicable=len(code) - len(decided),
                        not_applicable_reasons=dict(sorted(reasons.items())), agreement=agreement)
@@ -210,6 +215,9 @@ def build_summary(store: AuditStore, threshold: float = 0.5,
                  and f.task_id})  # the workbook, with the task's inputs, disagrees: broken oracle
     null = _oracle(controls, graded, ("null", "refusal"), broken_when="pass")
     screen_grader = "recorded" if "recorded" in graders else (graders[0] if graders else "")
+    achievable = _achievable(tasks, attempts, grades, graders, gold, null)
+    excluded = {t for ids in achievable.excluded.values() for t in ids}
+    achievable_ids = {t.id for t in tasks} - excluded
     evidence = gather(tasks, attempts, grades, findings, gold, null, screen_grader)
     return AuditSummary(
         tool_version=__version__,
@@ -223,11 +231,13 @@ def build_summary(store: AuditStore, threshold: float = 0.5,
         attempts=len(attempts),
         scores=[s for grader in graders for s in score_variants(tasks, attempts, grades, grader)
                 if s.tasks_scored],
-        achievable=_achievable(tasks, attempts, grades, graders, gold, null),
+        achievable=achievable,
         unavailable=_unavailable(attempts),
         code_checker=_code_checker(grades),
         controls=_control_counts(controls, graded),
         screen=screen(evidence, threshold),
         alarms=_alarms(tasks, controls, control_grades),
+        statistics=build_statistics(tasks, attempts, grades, findings, store.reviews(),
+                                    achievable_ids),
         findings=_counts(findings),
     )

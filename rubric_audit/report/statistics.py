@@ -1,0 +1,237 @@
+"""The statistics of an audit: scores with intervals under each rescoring option, paired gaps
+between models, review results, judge quality and effort. Built from the store, seed stored."""
+
+from __future__ import annotations
+
+import itertools
+from collections import defaultdict
+
+from pydantic import BaseModel
+
+from rubric_audit.checks.lints import TASK_CHECKS
+from rubric_audit.model import Attempt, CriterionGrade, Finding, Review, Task
+from rubric_audit.reviews import FAILURE_LABELS, consensus, current_labels
+from rubric_audit.scores import attempt_outcome, criterion_score
+from rubric_audit.stats import (
+    DEFAULT_SEED,
+    Interval,
+    mean_interval,
+    paired_difference,
+    pass_at_k,
+    pass_hat_k,
+    proportion,
+)
+
+TASK_DEFECT_CHECKS = {c.__name__ for c in TASK_CHECKS} | {
+    "control_gold_fails", "control_null_passes", "gold_recompute_mismatch"}
+OPTIONS = {
+    "as_graded": "every scored task, as graded",
+    "without_defective": "without tasks reviewers labelled defective",
+    "without_defective_or_ambiguous": "without tasks labelled defective or ambiguous",
+    "ambiguous_as_pass": "tasks labelled ambiguous counted as passes",
+    "achievable": "only tasks whose gold does not fail and whose null does not pass",
+    "without_flagged": "without tasks an error finding flags (automatic, not yet reviewed)",
+}
+
+
+class ScoreRow(BaseModel):
+    option: str
+    model: str
+    variant: str
+    grader: str
+    tasks: int
+    pass_at_1: Interval
+    criterion_score: Interval
+    k: int | None
+    pass_at_k: Interval | None
+    pass_hat_k: Interval | None
+
+
+class Gap(BaseModel):
+    option: str
+    grader: str
+    a: str
+    b: str
+    difference: Interval
+
+
+class ReviewResults(BaseModel):
+    failures_queue: int
+    failures_reviewed: int
+    failure_groups: dict[str, int]
+    passes_queue: int
+    passes_reviewed: int
+    unearned_rate: Interval
+    disputed: int
+    grader_error_rate: Interval
+
+
+class EffortRow(BaseModel):
+    task_id: str
+    name: str
+    pass_rate: float | None
+    fewest_output_tokens: int | None
+
+
+class Statistics(BaseModel):
+    seed: int
+    options: dict[str, str]
+    scores: list[ScoreRow]
+    gaps: list[Gap]
+    review: ReviewResults
+    effort: list[EffortRow]
+
+
+PerTask = dict[str, tuple[int, int, list[float]]]  # task -> (decided attempts, passes, scores)
+
+
+def per_task(tasks: dict[str, Task], attempts: list[Attempt], grades: list[CriterionGrade],
+             grader: str) -> dict[tuple[str, str], PerTask]:
+    by_attempt: dict[str, list[CriterionGrade]] = defaultdict(list)
+    for g in grades:
+        if g.grader == grader:
+            by_attempt[g.attempt_id].append(g)
+    out: dict[tuple[str, str], dict[str, list]] = defaultdict(
+        lambda: defaultdict(lambda: [0, 0, []]))
+    for a in attempts:
+        task = tasks.get(a.task_id)
+        if task is None or a.state != "graded" or not by_attempt.get(a.id):
+            continue
+        outcome = attempt_outcome(task, by_attempt[a.id])
+        if outcome == "unscored":
+            continue
+        row = out[(a.model, a.variant)][a.task_id]
+        row[0] += 1
+        row[1] += outcome == "pass"
+        score = criterion_score(task, by_attempt[a.id])
+        if score is not None:
+            row[2].append(score)
+    return {key: {t: (n, c, s) for t, (n, c, s) in rows.items()} for key, rows in out.items()}
+
+
+def option_tasks(option: str, scored: set[str], labels: dict[str, str | None],
+                 achievable: set[str], flagged: set[str]) -> set[str]:
+    if option == "without_defective":
+        return {t for t in scored if labels.get(t) != "defective_task"}
+    if option == "without_defective_or_ambiguous":
+        return {t for t in scored if labels.get(t) not in ("defective_task", "ambiguous")}
+    if option == "achievable":
+        return scored & achievable
+    if option == "without_flagged":
+        return scored - flagged
+    return set(scored)
+
+
+def _row(option: str, key: tuple[str, str], grader: str, rows: PerTask, chosen: set[str],
+         labels: dict[str, str | None], seed: int) -> ScoreRow:
+    ids = sorted(chosen & set(rows))
+    scores = [sum(rows[t][2]) / len(rows[t][2]) for t in ids if rows[t][2]]
+    k = _common_attempts([rows[t][0] for t in ids])
+    with_k = [t for t in ids if rows[t][0] >= k] if k else []
+    return ScoreRow(
+        option=option, model=key[0], variant=key[1], grader=grader, tasks=len(ids),
+        pass_at_1=mean_interval(_passes(option, rows, ids, labels), seed),
+        criterion_score=mean_interval(scores, seed), k=k,
+        pass_at_k=mean_interval([pass_at_k(rows[t][0], rows[t][1], k) for t in with_k], seed)
+        if k else None,
+        pass_hat_k=mean_interval([pass_hat_k(rows[t][0], rows[t][1], k) for t in with_k], seed)
+        if k else None)
+
+
+def _passes(option: str, rows: PerTask, ids: list[str], labels: dict[str, str | None]
+            ) -> list[float]:
+    """Per-task pass@1; under `ambiguous_as_pass`, tasks labelled ambiguous count as passes."""
+    return [1.0 if option == "ambiguous_as_pass" and labels.get(t) == "ambiguous"
+            else rows[t][1] / rows[t][0] for t in ids]
+
+
+def _common_attempts(counts: list[int]) -> int | None:
+    """The largest k >= 2 that at least 80% of tasks have k decided attempts for (pass@k, pass^k
+    are computed over those tasks), or None."""
+    for k in sorted(set(counts), reverse=True):
+        if k >= 2 and sum(c >= k for c in counts) >= 0.8 * len(counts):
+            return k
+    return None
+
+
+def build_statistics(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGrade],
+                     findings: list[Finding], reviews: list[tuple[int, Review]],
+                     achievable: set[str], seed: int = DEFAULT_SEED) -> Statistics:
+    by_id = {t.id: t for t in tasks}
+    labels = {t: consensus(r) for t, r in current_labels(reviews).items()}
+    flagged = {f.task_id for f in findings if f.task_id and f.severity == "error"
+               and f.check in TASK_DEFECT_CHECKS}
+    graders = sorted({g.grader for g in grades} - {"code"})
+    scores: list[ScoreRow] = []
+    gaps: list[Gap] = []
+    for grader in graders:
+        table = per_task(by_id, attempts, grades, grader)
+        for option in OPTIONS:
+            for key, rows in sorted(table.items()):
+                chosen = option_tasks(option, set(rows), labels, achievable, flagged)
+                scores.append(_row(option, key, grader, rows, chosen, labels, seed))
+            for (ka, ra), (kb, rb) in itertools.combinations(sorted(table.items()), 2):
+                common = sorted(option_tasks(option, set(ra) & set(rb), labels, achievable,
+                                             flagged))
+                gaps.append(Gap(option=option, grader=grader, a=f"{ka[0]} / {ka[1]}",
+                                b=f"{kb[0]} / {kb[1]}", difference=paired_difference(
+                                    _passes(option, ra, common, labels),
+                                    _passes(option, rb, common, labels), seed)))
+    return Statistics(seed=seed, options=OPTIONS, scores=scores, gaps=gaps,
+                      review=_review(by_id, attempts, grades, labels, graders),
+                      effort=_effort(by_id, attempts, grades, graders))
+
+
+def _all_graded(by_id: dict[str, Task], attempts: list[Attempt], grades: list[CriterionGrade],
+                grader: str) -> dict[str, list[str]]:
+    by_attempt: dict[str, list[CriterionGrade]] = defaultdict(list)
+    for g in grades:
+        if g.grader == grader:
+            by_attempt[g.attempt_id].append(g)
+    outcomes: dict[str, list[str]] = defaultdict(list)
+    for a in attempts:
+        if a.task_id in by_id and a.state == "graded" and by_attempt.get(a.id):
+            outcomes[a.task_id].append(attempt_outcome(by_id[a.task_id], by_attempt[a.id]))
+    return outcomes
+
+
+def review_queues(by_id: dict[str, Task], attempts: list[Attempt], grades: list[CriterionGrade],
+                  grader: str) -> tuple[list[str], list[str]]:
+    """(tasks every model failed on every graded attempt, tasks every model passed)."""
+    outcomes = _all_graded(by_id, attempts, grades, grader)
+    failures = sorted(t for t, o in outcomes.items() if o and all(x == "fail" for x in o))
+    passes = sorted(t for t, o in outcomes.items() if o and all(x == "pass" for x in o))
+    return failures, passes
+
+
+def _review(by_id: dict[str, Task], attempts: list[Attempt], grades: list[CriterionGrade],
+            labels: dict[str, str | None], graders: list[str]) -> ReviewResults:
+    grader = "recorded" if "recorded" in graders else (graders[0] if graders else "")
+    failures, passes = review_queues(by_id, attempts, grades, grader)
+    failure_labels = [labels[t] for t in failures if labels.get(t) in FAILURE_LABELS]
+    pass_labels = [labels[t] for t in passes if labels.get(t) in ("sound", "unearned")]
+    return ReviewResults(
+        failures_queue=len(failures), failures_reviewed=len(failure_labels),
+        failure_groups={g: failure_labels.count(g) for g in FAILURE_LABELS},
+        passes_queue=len(passes), passes_reviewed=len(pass_labels),
+        unearned_rate=proportion(pass_labels.count("unearned"), len(pass_labels)),
+        disputed=sum(1 for t in failures + passes if t in labels and labels[t] is None),
+        grader_error_rate=proportion(failure_labels.count("grader_error"), len(failure_labels)))
+
+
+def _effort(by_id: dict[str, Task], attempts: list[Attempt], grades: list[CriterionGrade],
+            graders: list[str]) -> list[EffortRow]:
+    grader = "recorded" if "recorded" in graders else (graders[0] if graders else "")
+    by_attempt: dict[str, list[CriterionGrade]] = defaultdict(list)
+    for g in grades:
+        if g.grader == grader:
+            by_attempt[g.attempt_id].append(g)
+    rows = []
+    for task_id, task in by_id.items():
+        graded = [a for a in attempts if a.task_id == task_id and by_attempt.get(a.id)]
+        passing = [a for a in graded if attempt_outcome(task, by_attempt[a.id]) == "pass"]
+        tokens = [a.usage.completion_tokens for a in passing if a.usage.completion_tokens]
+        rows.append(EffortRow(task_id=task_id, name=task.name,
+                              pass_rate=len(passing) / len(graded) if graded else None,
+                              fewest_output_tokens=min(tokens) if tokens else None))
+    return rows

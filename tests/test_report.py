@@ -1,0 +1,106 @@
+"""The report: statistics against known values, report.html in headless Chromium, `report`."""
+
+from __future__ import annotations
+
+import os
+import re
+import shutil
+import subprocess
+from pathlib import Path
+
+import numpy as np
+import pytest
+from scipy.stats import bootstrap
+from typer.testing import CliRunner
+
+from rubric_audit.cli import app
+from rubric_audit.model import Review
+from rubric_audit.stats import (
+    RESAMPLES,
+    mean_interval,
+    paired_difference,
+    pass_at_k,
+    pass_hat_k,
+    proportion,
+)
+from rubric_audit.store import AuditStore
+from tests.conftest import SAMPLE
+
+CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
+
+
+def test_wilson_and_clopper_pearson_for_1_of_30() -> None:
+    wilson = proportion(1, 30)
+    assert (round(wilson.low, 3), round(wilson.high, 3)) == (0.006, 0.167)
+    exact = proportion(1, 30, "beta")
+    assert (round(exact.low, 4), round(exact.high, 3)) == (0.0008, 0.172)
+    assert proportion(0, 0).estimate is None
+
+
+def test_paired_bootstrap_matches_scipy() -> None:
+    rng = np.random.default_rng(7)
+    a, b = rng.random(40), rng.random(40)
+    ours = paired_difference(list(a), list(b), seed=11)
+    theirs = bootstrap((a, b), lambda x, y: np.mean(x - y), paired=True, vectorized=False,
+                       n_resamples=RESAMPLES, method="percentile",
+                       random_state=np.random.default_rng(11)).confidence_interval
+    assert (ours.low, ours.high) == pytest.approx((theirs.low, theirs.high))
+    assert ours.estimate == pytest.approx(float(np.mean(a - b)))
+    flat = mean_interval([0.5, 0.5, 0.5])
+    assert (flat.low, flat.high) == (0.5, 0.5)
+
+
+def test_pass_at_k_and_pass_hat_k() -> None:
+    assert pass_at_k(4, 1, 2) == pytest.approx(0.5)
+    assert pass_at_k(4, 0, 2) == 0 and pass_at_k(4, 3, 2) == 1
+    assert pass_hat_k(4, 3, 2) == pytest.approx(0.5)
+    assert pass_hat_k(4, 4, 4) == 1 and pass_hat_k(4, 3, 4) == 0
+
+
+def console_messages(page: Path) -> list[str]:
+    done = subprocess.run(
+        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+         "--disable-background-networking", "--disable-component-update", "--disable-sync",
+         f"--user-data-dir={page.parent / 'profile'}", "--enable-logging=stderr", "--v=0",
+         "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120, check=False)
+    assert "</html>" in done.stdout, done.stderr[-2000:]
+    return re.findall(r":CONSOLE[^\]]*\] (.*)", done.stderr)
+
+
+@pytest.mark.skipif(CHROMIUM is None and not os.environ.get("REQUIRE_CHROMIUM"),
+                    reason="needs Debian's chromium (CI installs it and sets REQUIRE_CHROMIUM)")
+def test_html_report_opens_in_chromium_without_console_errors(tmp_path: Path) -> None:
+    assert CHROMIUM, "REQUIRE_CHROMIUM is set but chromium is not installed"
+    planted = tmp_path / "planted.html"
+    planted.write_text('<!DOCTYPE html><html><body><script>console.error("planted")</script>'
+                       '</body></html>')
+    assert any("planted" in m for m in console_messages(planted)), "the check can fail"
+    out = tmp_path / "out"
+    assert CliRunner().invoke(app, ["audit", str(SAMPLE), "--out", str(out)]).exit_code == 0
+    page = (out / "report.html").read_text()
+    assert "<svg" in page
+    assert not re.search(r"""(?:src|href)\s*=\s*["']?(?:https?:)?//""", page), "self-contained"
+    assert console_messages(out / "report.html") == []
+
+
+def test_report_command_shows_reviews_recorded_since(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    runner = CliRunner()
+    assert runner.invoke(app, ["audit", str(SAMPLE), "--out", str(out)]).exit_code == 0
+    before = (out / "report.md").read_text()
+    assert "reviewed 0" in before
+    with AuditStore(out / "audit.db") as store:
+        failures = [t for t in store.tasks() if t.name in ("meridian_04", "nordlys_02")]
+        for task, label in zip(failures, ("model_error", "defective_task"), strict=True):
+            store.append_review(Review(reviewer="ana", created_at="2026-11-29T00:00:00Z",
+                                       task_id=task.id, label=label))
+    result = runner.invoke(app, ["report", str(out)])
+    assert result.exit_code == 0 and "2/7 failures" in result.stdout
+    after = (out / "report.md").read_text()
+    assert "| defective_task | 1 |" in after and "| model_error | 1 |" in after
+    assert "Ran offline: no model was called." in after, "the audit's settings are kept"
+
+
+def test_report_without_an_audit_is_a_user_error(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["report", str(tmp_path)])
+    assert result.exit_code == 2 and "run `rubric-audit audit` first" in result.stderr
