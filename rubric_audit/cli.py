@@ -427,3 +427,107 @@ def regold_command(
     out.print(table)
     for o in recipe.override:
         out.print(f"override {o.cell} = {o.value}  [dim]({escape(o.source)})[/]")
+
+
+@app.command("export")
+@user_errors
+def export_command(
+    out_dir: Annotated[Path, typer.Argument(help="An audit's output folder (holds audit.db).")],
+    fmt: Annotated[str, typer.Option("--format", help="csv or json.")] = "csv",
+) -> None:
+    """Write the audit's tables (attempts, grades, controls, findings, reviews) as csv or json."""
+    from rubric_audit.frames import export
+
+    written = export(out_dir, fmt)
+    out.print(f"Wrote {len(written)} tables to {escape(str(written[0].parent))}/: "
+              + ", ".join(p.name for p in written))
+
+
+@app.command("ablate")
+@user_errors
+def ablate_command(
+    bench: Annotated[Path | None, typer.Argument(help="Benchmark (to run both arms).")] = None,
+    compare_arms: Annotated[tuple[Path, Path] | None, typer.Option(
+        "--compare", help="Compare two existing variant folders: RUNS_A RUNS_B.")] = None,
+    model: Annotated[str | None, typer.Option(help="Agent model (to run both arms).")] = None,
+    sentence: Annotated[str | None, typer.Option(
+        help="The sentence arm B adds to the system prompt.")] = None,
+    judge: Annotated[str | None, typer.Option(help="Judge that grades both arms.")] = None,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Runs folder for both arms.")
+                       ] = None,
+    tasks: Annotated[str | None, typer.Option(help="Comma-separated task ids or names.")] = None,
+    attempts: Annotated[int, typer.Option(min=1, help="Attempts per task and arm.")] = 1,
+    grader: Annotated[str, typer.Option(help="Whose verdicts to compare (with --compare).")
+                      ] = "recorded",
+    messages_only: Annotated[bool, typer.Option(
+        help="Only tasks that need information found only in mail or chat (needs BENCH).")
+    ] = False,
+    api_base: Annotated[str | None, typer.Option(help="Provider base URL.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1)] = 4,
+) -> None:
+    """Toggle one prompt sentence and measure what it does (paired over tasks)."""
+    import anyio
+
+    from rubric_audit.ablation import compare
+    from rubric_audit.load.benchmark import load_benchmark
+
+    benchmark = load_benchmark(bench) if bench else None
+    known = {t.id: t for t in benchmark.tasks} if benchmark else None
+    only = _message_dependent(benchmark) if messages_only and benchmark else None
+    if messages_only and benchmark is None:
+        raise InputError("--messages-only", None, "needs BENCH to find those tasks")
+    if compare_arms is None:
+        if not (benchmark and model and sentence and judge and out_dir):
+            raise InputError("ablate", None, "give --compare RUNS_A RUNS_B, or BENCH with "
+                                             "--model, --sentence, --judge and --out")
+        compare_arms, grader = anyio.run(_run_arms, benchmark, model, sentence, judge, out_dir,
+                                         tasks, attempts, api_base, concurrency), f"judge:{judge}"
+    result = compare(compare_arms[0], compare_arms[1], known, grader, only)
+    table = Table(title=f"Ablation over {result.tasks} tasks ({result.grader} verdicts)")
+    for column in ("arm", "attempts", "graded", "pass@1 [95% CI]", "opened mail", "chat",
+                   "calendar"):
+        table.add_column(column)
+    for arm in (result.a, result.b):
+        i = arm.pass_at_1
+        table.add_row(arm.name, str(arm.attempts), str(arm.graded),
+                      f"{_pct(i.estimate)} [{_pct(i.low)}, {_pct(i.high)}]",
+                      *(_pct(arm.opened[app]) for app in ("mail", "chat", "calendar")))
+    out.print(table)
+    d = result.difference
+    out.print(f"A - B in pass@1: {_pct(d.estimate)} [{_pct(d.low)}, {_pct(d.high)}] "
+              f"({d.method}, seed {result.seed}).")
+
+
+def _message_dependent(benchmark) -> set[str]:
+    from rubric_audit.checks.lints import task_depends_on_messages
+    from rubric_audit.load.world import load_task_world
+
+    return {t.id for t in benchmark.tasks
+            if any(task_depends_on_messages(t, load_task_world(benchmark, t)))}
+
+
+async def _run_arms(benchmark, model: str, sentence: str, judge: str, out_dir: Path,
+                    tasks: str | None, attempts: int, api_base: str | None,
+                    concurrency: int) -> tuple[Path, Path]:
+    """Run and judge both arms; returns (the arm with the sentence, the base arm), so that A - B
+    is what the sentence does."""
+    from rubric_audit.judge import grade_runs, load_template
+    from rubric_audit.llm import ModelConfig, ResponseCache, default_cache_path
+    from rubric_audit.runner import Budget, Runner, select_tasks
+    from rubric_audit.variants import claim_variant, make_variant
+
+    chosen = select_tasks(benchmark, tasks.split(",") if tasks else None, None, 0)
+    folders = []
+    for added in ([], [sentence]):
+        spec = make_variant(model, None, None, added, [])
+        claim_variant(out_dir, spec)
+        runner = Runner(benchmark, out_dir, spec, ModelConfig(model=model, api_base=api_base),
+                        Budget())
+        runner.clear_partials()
+        todo, _ = runner.plan(chosen, attempts)
+        await runner.run(todo, concurrency)
+        folders.append(runner.folder)
+    await grade_runs(folders, ModelConfig(model=judge, api_base=api_base), load_template(None),
+                     {t.id: t for t in benchmark.tasks}, ResponseCache(default_cache_path()),
+                     concurrency)
+    return folders[1], folders[0]

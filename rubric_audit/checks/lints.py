@@ -181,6 +181,30 @@ def numeric_criterion_without_tolerance(task: Task, world: WorldContents) -> Ite
                                criterion, criterion_text=criterion.text)
 
 
+def task_depends_on_messages(task: Task, world: WorldContents) -> Iterator[Finding]:
+    """Values or key terms the rubric or gold need that only the mail or chat contain (info).
+
+    Such tasks are the subset where an elicitation ablation about reading messages can matter.
+    """
+    if not (world.mail or world.chat):
+        return
+    messages = " ".join([f"{m.subject} {m.body}" for m in world.mail] +
+                        [m.text for s in world.chat for m in s.messages])
+    elsewhere = " ".join([task.prompt, *(f.text or "" for f in world.files)])
+    needed = " ".join([c.text for c in task.criteria] + [task.gold.text if task.gold else ""])
+    in_messages = {q.value for q in find_quantities(messages)}
+    outside = {q.value for q in find_quantities(elsewhere)}
+    values = sorted({q.text for q in find_quantities(needed)
+                     if q.value in in_messages and q.value not in outside})
+    stems = (content_tokens(needed) & content_tokens(messages)) - content_tokens(elsewhere)
+    written = {stem(w): w for w in reversed(words(needed))}
+    terms = sorted(written[t] for t in stems if not t[0].isdigit())
+    if values or len(terms) >= 2:
+        yield _finding(task, "task_depends_on_messages", "info",
+                       "the rubric or gold needs what only the mail or chat say: "
+                       + ", ".join(values + terms), values=values, terms=terms)
+
+
 TaskCheck = Callable[[Task, WorldContents], Iterator[Finding]]
 TASK_CHECKS: list[TaskCheck] = [
     criterion_contradicts_explanation,
@@ -192,4 +216,5 @@ TASK_CHECKS: list[TaskCheck] = [
     rubric_only_negative_criteria,
     criterion_duplicated,
     numeric_criterion_without_tolerance,
+    task_depends_on_messages,
 ]

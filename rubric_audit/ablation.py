@@ -1,0 +1,78 @@
+"""Elicitation ablations: two arms that differ by one prompt edit, compared task by task.
+
+The arms are two sets of runs (two variants). pass@1 per task is compared over the tasks both arms
+graded, with a paired bootstrap interval; per arm, the share of attempts that opened the mailbox,
+chat and calendar says whether the edit changed what the agent looked at.
+"""
+
+from __future__ import annotations
+
+from collections import defaultdict
+from pathlib import Path
+
+from pydantic import BaseModel
+
+from rubric_audit.apps import APPS, apps_opened
+from rubric_audit.errors import InputError
+from rubric_audit.load.runs import RecordedRuns, load_runs
+from rubric_audit.model import CriterionGrade, Task
+from rubric_audit.scores import attempt_outcome
+from rubric_audit.stats import DEFAULT_SEED, Interval, mean_interval, paired_difference
+
+
+class Arm(BaseModel):
+    name: str
+    attempts: int
+    graded: int
+    pass_at_1: Interval
+    opened: dict[str, float]
+
+
+class Ablation(BaseModel):
+    grader: str
+    tasks: int
+    a: Arm
+    b: Arm
+    difference: Interval
+    seed: int
+
+
+def _per_task(runs: RecordedRuns, tasks: dict[str, Task], grader: str) -> dict[str, float]:
+    grades: dict[str, list[CriterionGrade]] = defaultdict(list)
+    for g in runs.grades:
+        if g.grader == grader:
+            grades[g.attempt_id].append(g)
+    outcomes: dict[str, list[float]] = defaultdict(list)
+    for a in runs.attempts:
+        if a.task_id in tasks and a.state == "graded" and grades.get(a.id):
+            outcome = attempt_outcome(tasks[a.task_id], grades[a.id])
+            if outcome != "unscored":
+                outcomes[a.task_id].append(float(outcome == "pass"))
+    return {t: sum(v) / len(v) for t, v in outcomes.items()}
+
+
+def _arm(name: str, runs: RecordedRuns, per_task: dict[str, float], common: list[str],
+         seed: int) -> Arm:
+    opened = [apps_opened(a) for a in runs.attempts if a.trajectory]
+    return Arm(name=name, attempts=len(runs.attempts),
+               graded=sum(a.state == "graded" for a in runs.attempts),
+               pass_at_1=mean_interval([per_task[t] for t in common], seed),
+               opened={app: sum(app in o for o in opened) / len(opened) if opened else 0.0
+                       for app in APPS})
+
+
+def compare(path_a: Path, path_b: Path, tasks: dict[str, Task] | None = None,
+            grader: str = "recorded", only: set[str] | None = None,
+            seed: int = DEFAULT_SEED) -> Ablation:
+    """Arm A minus arm B in pass@1, paired over the tasks both graded (optionally a subset)."""
+    runs_a, runs_b = load_runs([path_a]), load_runs([path_b])
+    known = tasks if tasks is not None else {**runs_b.tasks, **runs_a.tasks}
+    per_a, per_b = _per_task(runs_a, known, grader), _per_task(runs_b, known, grader)
+    common = sorted(set(per_a) & set(per_b) & (only if only is not None else set(per_a)))
+    if not common:
+        raise InputError(path_b, None, f"no task graded by {grader!r} in both arms")
+    return Ablation(grader=grader, tasks=len(common),
+                    a=_arm(path_a.name, runs_a, per_a, common, seed),
+                    b=_arm(path_b.name, runs_b, per_b, common, seed),
+                    difference=paired_difference([per_a[t] for t in common],
+                                                 [per_b[t] for t in common], seed), seed=seed)

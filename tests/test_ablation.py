@@ -1,0 +1,104 @@
+"""Ablations (compare two arms, or run both through the fake server), frames and export."""
+
+from __future__ import annotations
+
+import json
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from rubric_audit import frames
+from rubric_audit.ablation import compare
+from rubric_audit.checks.lints import task_depends_on_messages
+from rubric_audit.cli import app
+from rubric_audit.load.benchmark import load_benchmark
+from rubric_audit.load.world import load_task_world
+from tests.conftest import SAMPLE, SHARED_RUNS, make_task, make_variant, write_json
+from tests.fakes.openai_server import FakeOpenAI, Reply, text, tool_call
+
+
+def test_compare_the_two_fixture_variants() -> None:
+    result = compare(SHARED_RUNS / "grok43high-dc-rs", SHARED_RUNS / "grok43high-baseline")
+    assert (result.tasks, result.grader) == (11, "recorded")
+    assert result.difference.estimate == pytest.approx(2 / 11)
+    assert result.difference.low <= result.difference.estimate <= result.difference.high
+    assert "paired bootstrap" in result.difference.method
+    assert result.a.opened == {"mail": 0.0, "chat": 0.0, "calendar": 0.0}
+
+
+def test_opened_apps_come_from_telemetry(tmp_path: Path) -> None:
+    task = make_task()
+    verdicts = {"task_1_c1": "pass", "task_1_c2": "pass"}
+    arm_a = make_variant(tmp_path / "a", "with-mail", "m", [(task, 1, verdicts)])
+    arm_b = make_variant(tmp_path / "b", "base", "m", [(task, 1, verdicts)])
+    (arm_a / "task_1" / "telemetry.jsonl").write_text(
+        json.dumps({"tool": "mail_search"}) + "\n" + json.dumps({"tool": "files_read"}) + "\n")
+    write_json(arm_b / "task_1" / "trajectory.json", {"messages": [
+        {"role": "assistant", "tool_calls": [{"id": "1", "type": "function",
+                                              "function": {"name": "calendar_list",
+                                                           "arguments": "{}"}}]},
+        {"role": "tool", "name": "final_answer", "content": "The budget is 1.2m."}]})
+    result = compare(arm_a, arm_b)
+    assert result.a.opened == {"mail": 1.0, "chat": 0.0, "calendar": 0.0}
+    assert result.b.opened == {"mail": 0.0, "chat": 0.0, "calendar": 1.0}
+    assert result.difference.estimate == 0
+
+
+SENTENCE = "Read every email before you answer."
+
+
+def agent_and_judge(body: dict[str, Any]) -> Reply:
+    """The agent answers right only when told to read mail; the judge passes an answer whose
+    value the criterion states."""
+    if body["model"] == "judge":
+        prompt = body["messages"][-1]["content"]
+        answer = prompt.split("## The agent's final answer")[1].split("## Artifacts")[0]
+        criterion = prompt.split("## Criterion")[1]
+        value = answer.strip().removeprefix("NOK ")
+        verdict = "pass" if value in criterion else "fail"
+        return text(json.dumps({"rationale": "checked", "verdict": verdict}))
+    told = SENTENCE in body["messages"][0]["content"]
+    return tool_call("final_answer", {"answer": "NOK 47.63" if told else "NOK 48.50"})
+
+
+def test_ablate_runs_and_judges_both_arms(tmp_path: Path) -> None:
+    with FakeOpenAI(agent_and_judge) as server:
+        result = CliRunner().invoke(app, [
+            "ablate", str(SAMPLE), "--model", "openai/agent", "--sentence", SENTENCE,
+            "--judge", "openai/judge", "--out", str(tmp_path / "runs"), "--tasks",
+            "nordlys_06,nordlys_01", "--api-base", server.url],
+            env={"OPENAI_API_KEY": "sk-test", "RUBRIC_AUDIT_CACHE": str(tmp_path / "c.db")})
+    assert result.exit_code == 0, result.output
+    assert "A - B in pass@1: 50.0%" in result.stdout
+    variants = sorted(p.name for p in (tmp_path / "runs").iterdir())
+    assert len(variants) == 2 and "openai-agent" in variants
+
+
+def test_ablate_needs_arms_or_a_run(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["ablate", str(SAMPLE)])
+    assert result.exit_code == 2 and "--compare RUNS_A RUNS_B" in result.stderr
+
+
+def test_message_dependent_tasks() -> None:
+    bench = load_benchmark(SAMPLE)
+    needs = {t.name for t in bench.tasks
+             if any(task_depends_on_messages(t, load_task_world(bench, t)))}
+    assert "nordlys_06" in needs and "nordlys_01" not in needs
+
+
+def test_frames_and_export(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert CliRunner().invoke(app, ["audit", str(SAMPLE), "--out", str(out)]).exit_code == 0
+    tables = frames.load(out)
+    assert len(tables["attempts"]) == 80 and "trajectory" not in tables["attempts"]
+    assert set(tables["grades"].grader) == {"recorded", "code"}
+    assert list(tables["reviews"].columns)[:3] == ["entry", "reviewer", "created_at"]
+    result = CliRunner().invoke(app, ["export", str(out), "--format", "csv"])
+    assert result.exit_code == 0
+    written = sorted(p.name for p in (out / "export").iterdir())
+    assert written == ["attempts.csv", "control_grades.csv", "controls.csv", "findings.csv",
+                       "grades.csv", "reviews.csv"]
+    bad = CliRunner().invoke(app, ["export", str(out), "--format", "xml"])
+    assert bad.exit_code == 2
