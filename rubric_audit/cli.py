@@ -531,3 +531,87 @@ async def _run_arms(benchmark, model: str, sentence: str, judge: str, out_dir: P
                      {t.id: t for t in benchmark.tasks}, ResponseCache(default_cache_path()),
                      concurrency)
     return folders[1], folders[0]
+
+
+@app.command("review")
+@user_errors
+def review_command(
+    out_dir: Annotated[Path, typer.Argument(help="An audit's output folder (holds audit.db).")],
+    reviewer: Annotated[str, typer.Option(help="Your name in the review log.")] = "reviewer",
+    keymap: Annotated[Path | None, typer.Option(
+        help="TOML file with a [keys] table: binding id = key.")] = None,
+    per_domain: Annotated[int, typer.Option(min=1, help="Pass-audit sample per domain.")] = 5,
+    seed: Annotated[int, typer.Option(help="Seed of the pass-audit sample (stored).")] = 0,
+) -> None:
+    """Review failures and a sample of passes in a terminal app (labels go to audit.db)."""
+    from tui.app import ReviewApp, load_keymap
+    from tui.data import ReviewData
+
+    data = ReviewData(out_dir, reviewer, per_domain, seed)
+    try:
+        ReviewApp(data, load_keymap(keymap)).run()
+    finally:
+        data.close()
+
+
+@app.command("reviews")
+@user_errors
+def reviews_command(
+    out_dir: Annotated[Path, typer.Argument(help="An audit's output folder (holds audit.db).")],
+    export: Annotated[str, typer.Option(help="csv or json.")] = "csv",
+) -> None:
+    """Export every reviewer's current labels and the agreement between reviewers."""
+    import csv
+    import io
+    import json
+
+    from tui.data import ReviewData, agreement
+
+    if export not in ("csv", "json"):
+        raise InputError("--export", None, f"expected csv or json, got {export!r}")
+    data = ReviewData(out_dir, "export")
+    try:
+        labels = data.current()
+        rows = [{"task_id": t, "task": data.tasks[t].name if t in data.tasks else t,
+                 "reviewer": r.reviewer, "label": r.label, "note": r.note,
+                 "created_at": r.created_at, "stale": data.stale(r)}
+                for t, by in sorted(labels.items()) for r in by.values()]
+        method, kappa, shared = agreement(labels)
+    finally:
+        data.close()
+    target = out_dir / f"reviews.{export}"
+    if export == "json":
+        text = json.dumps({"agreement": {"method": method, "kappa": kappa, "tasks": shared},
+                           "labels": rows}, indent=2) + "\n"
+    else:
+        buffer = io.StringIO()
+        writer = csv.DictWriter(buffer, fieldnames=["task_id", "task", "reviewer", "label",
+                                                    "note", "created_at", "stale"])
+        writer.writeheader()
+        writer.writerows(rows)
+        text = buffer.getvalue()
+    target.write_text(text, encoding="utf-8")
+    agreement_text = "n/a" if kappa is None else f"{method}'s kappa {kappa:.2f} over {shared} tasks"
+    out.print(f"Wrote {escape(str(target))}: {len(rows)} labels; agreement: {agreement_text}.")
+
+
+@app.command("suggest")
+@user_errors
+def suggest_command(
+    out_dir: Annotated[Path, typer.Argument(help="An audit's output folder (holds audit.db).")],
+    model: Annotated[str, typer.Option(help="litellm model that proposes labels.")],
+    api_base: Annotated[str | None, typer.Option(help="Provider base URL.")] = None,
+) -> None:
+    """Have a model propose a label, with reasons, for each queued task (shown, never applied)."""
+    import anyio
+
+    from rubric_audit.suggest import suggest
+    from tui.data import ReviewData
+
+    data = ReviewData(out_dir, "suggest")
+    try:
+        made, failed = anyio.run(suggest, data, model, api_base)
+    finally:
+        data.close()
+    out.print(f"Stored {made} suggestions from {model}" +
+              (f"; {failed} tasks got none (provider unavailable)." if failed else "."))

@@ -271,6 +271,30 @@ class AuditStore:
         return [Attempt.model_validate_json(r[0]) for r in self.db.execute(
             "SELECT json FROM attempts ORDER BY variant, task_id, attempt_index")]
 
+    def attempt_rows(self) -> list[tuple[str, str, str, str, str]]:
+        """(attempt id, task id, model, variant, state) of every attempt, without parsing JSON."""
+        return list(self.db.execute("SELECT attempt_id, task_id, model, variant, state FROM "
+                                    "attempts ORDER BY variant, task_id, attempt_index"))
+
+    def attempts_for_task(self, task_id: str) -> list[Attempt]:
+        return [Attempt.model_validate_json(r[0]) for r in self.db.execute(
+            "SELECT json FROM attempts WHERE task_id = ? ORDER BY variant, attempt_index",
+            (task_id,))]
+
+    def verdicts(self, grader: str) -> list[tuple[str, str, str]]:
+        """(attempt id, criterion id, verdict) of one grader, without parsing JSON."""
+        return list(self.db.execute("SELECT attempt_id, criterion_id, verdict FROM grades "
+                                    "WHERE grader = ?", (grader,)))
+
+    def grades_for_attempts(self, attempt_ids: list[str]) -> list[CriterionGrade]:
+        marks = ",".join("?" * len(attempt_ids))
+        return [CriterionGrade.model_validate_json(r[0]) for r in self.db.execute(
+            f"SELECT json FROM grades WHERE attempt_id IN ({marks}) ORDER BY attempt_id, "
+            f"criterion_id, grader", attempt_ids)] if attempt_ids else []
+
+    def graders(self) -> list[str]:
+        return [r[0] for r in self.db.execute("SELECT DISTINCT grader FROM grades ORDER BY 1")]
+
     def grades(self, grader: str | None = None) -> list[CriterionGrade]:
         query = "SELECT json FROM grades"
         rows = (self.db.execute(query + " WHERE grader = ? ORDER BY attempt_id, criterion_id",

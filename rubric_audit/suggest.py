@@ -1,0 +1,67 @@
+"""Label suggestions for the review queues: a model reads a task's evidence and proposes a label.
+
+Suggestions are stored for the app to show beside the task; only a reviewer's key press labels.
+"""
+
+from __future__ import annotations
+
+from typing import TYPE_CHECKING, Literal
+
+from pydantic import BaseModel
+
+from rubric_audit.llm import ModelConfig, ModelUnavailable, ResponseCache, default_cache_path, structured
+
+if TYPE_CHECKING:
+    from tui.data import ReviewData
+
+PROMPT = """You help review a knowledge-work benchmark. Read the task, its rubric, the gold, the
+agents' answers with the judge's verdicts, and the audit's findings. {question}
+Give your reasons briefly, quoting the evidence.
+
+{evidence}
+"""
+QUESTIONS = {
+    "failures": "Every model failed this task. Was it a defective task, a grader error, an "
+                "ambiguous task, or a genuine model error?",
+    "passes": "Every model passed this task. Was the credit sound, or unearned?",
+}
+
+
+class Suggestion(BaseModel):
+    label: Literal["defective_task", "grader_error", "ambiguous", "model_error", "sound",
+                   "unearned"]
+    reasons: str
+
+
+def _evidence(data: ReviewData, task_id: str) -> str:
+    from tui.widgets.task_view import findings_text, gold_text, overview
+
+    details = data.details(task_id)
+    answers = "\n\n".join(f"### {a.variant} #{a.index}\n{a.answer or '(no answer)'}"
+                          for a in details.attempts)
+    return "\n\n".join([overview(details, []), "## Answers", answers, "## Findings",
+                        findings_text(details), gold_text(details)])
+
+
+async def suggest(data: ReviewData, model: str, api_base: str | None) -> tuple[int, int]:
+    """Suggest a label for every task in the failures and pass-audit queues."""
+    config = ModelConfig(model=model, api_base=api_base)
+    cache = ResponseCache(default_cache_path())
+    stored = data.store.meta("suggestions", {}) or {}
+    made = failed = 0
+    for queue, question in QUESTIONS.items():
+        for task_id in data.queues[queue]:
+            content = PROMPT.format(question=question, evidence=_evidence(data, task_id))
+            try:
+                reply = await structured(config, [{"role": "user", "content": content}],
+                                         Suggestion, cache)
+            except ModelUnavailable:
+                failed += 1
+                continue
+            if reply.value is not None and reply.value.label in data.labels_for(task_id):
+                stored[task_id] = {"label": reply.value.label, "reasons": reply.value.reasons,
+                                   "model": model}
+                made += 1
+    with data.store.transaction():
+        data.store.set_meta("suggestions", stored)
+    return made, failed

@@ -1,0 +1,209 @@
+"""The review app with Textual's Pilot, its snapshots, and the review commands."""
+
+from __future__ import annotations
+
+import json
+import shutil
+from pathlib import Path
+from typing import Any
+
+import pytest
+from typer.testing import CliRunner
+
+from rubric_audit.audit import run_audit
+from rubric_audit.cli import app as cli
+from rubric_audit.model import Review
+from tests.conftest import SAMPLE, SHARED_RUNS
+from tests.fakes.openai_server import FakeOpenAI, Reply, text
+from tui.app import ReviewApp, load_keymap
+from tui.data import ReviewData, agreement
+
+pytestmark = pytest.mark.anyio
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def audited(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("audit") / "out"
+    run_audit(SAMPLE, None, out)
+    return out
+
+
+@pytest.fixture
+def out(audited: Path, tmp_path: Path) -> Path:
+    """A fresh copy of the sample's audit for each test (reviews are appended to it)."""
+    copy = tmp_path / "out"
+    shutil.copytree(audited, copy)
+    return copy
+
+
+async def run(out: Path, reviewer: str, keys: list[str], keymap: dict | None = None,
+              size: tuple[int, int] = (120, 40)) -> dict[str, Any]:
+    """Press `keys` in the app; returns what the status and progress lines said at the end."""
+    data = ReviewData(out, reviewer)
+    app = ReviewApp(data, keymap)
+    async with app.run_test(size=size) as pilot:
+        await pilot.pause()
+        for key in keys:
+            await pilot.press(key)
+            await pilot.pause()
+        seen = {"status": str(app.query_one("#status").render()),
+                "progress": str(app.query_one("#progress").render()),
+                "queue": app.queue, "tasks": list(app.task_ids)}
+    data.close()
+    return seen
+
+
+def labels(out: Path, reviewer: str) -> dict[str, str]:
+    data = ReviewData(out, reviewer)
+    try:
+        return {data.tasks[t].name: r.label for t, r in data.mine().items()}
+    finally:
+        data.close()
+
+
+async def test_label_moves_on_and_undo_retracts(out: Path) -> None:
+    await run(out, "ana", ["1", "4"])
+    assert labels(out, "ana") == {"nordlys_02": "defective_task", "nordlys_03": "model_error"}
+    await run(out, "ana", ["u"])
+    assert labels(out, "ana") == {"nordlys_02": "defective_task"}
+    data = ReviewData(out, "ana")
+    log = data.store.reviews()
+    data.close()
+    assert [r.retracts is not None for _, r in log] == [False, False, True], "append-only"
+
+
+async def test_note_is_kept_with_the_label(out: Path) -> None:
+    await run(out, "ana", ["2", "k", "n", *"judge ignored the range", "enter"])
+    data = ReviewData(out, "ana")
+    first = data.queues["failures"][0]
+    notes = [r.note for r in data.notes(first)]
+    label = data.mine()[first].label
+    data.close()
+    assert notes == ["judge ignored the range"] and label == "grader_error"
+
+
+async def test_reopening_resumes_at_the_first_unreviewed_task(out: Path) -> None:
+    await run(out, "ana", ["1", "1"])
+    data = ReviewData(out, "ana")
+    app = ReviewApp(data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        assert app.position == 2
+        assert data.tasks[app.current_task].name == "nordlys_04"
+    data.close()
+
+
+async def test_two_reviewers_and_their_kappa(out: Path) -> None:
+    await run(out, "ana", ["1", "1", "4", "4"])
+    await run(out, "ben", ["1", "4", "4", "4"])
+    data = ReviewData(out, "ana")
+    method, kappa, shared = agreement(data.current())
+    data.close()
+    assert (method, shared) == ("cohen", 4)
+    assert kappa == pytest.approx(0.5)
+    seen = await run(out, "cy", ["1", "1", "4", "1"])
+    assert "fleiss's kappa, 4 tasks" in seen["status"]
+
+
+async def test_pass_audit_takes_pass_labels(out: Path) -> None:
+    await run(out, "ana", ["p", "3", "2"])
+    data = ReviewData(out, "ana")
+    sample = data.queues["passes"]
+    stored = data.store.meta("pass_audit")
+    result = {data.tasks[t].name: r.label for t, r in data.mine().items()}
+    data.close()
+    assert stored == {"seed": 0, "per_domain": 5, "tasks": sample}
+    assert list(result.values()) == ["unearned"], "3 is not a pass label; 2 is unearned"
+
+
+async def test_a_review_whose_evidence_changed_is_stale(out: Path) -> None:
+    data = ReviewData(out, "ana")
+    task = data.queues["failures"][0]
+    with data.store.transaction():
+        data.store.append_review(Review(reviewer="ana", created_at="2026-01-01T00:00:00Z",
+                                        task_id=task, label="model_error",
+                                        evidence_hash="old-evidence"))
+    data.close()
+    seen = await run(out, "ana", [])
+    assert "1 of your reviews are stale" in seen["status"]
+
+
+async def test_keys_can_be_remapped(out: Path, tmp_path: Path) -> None:
+    keymap = tmp_path / "keys.toml"
+    keymap.write_text('[keys]\n"review.label_1" = "x"\n')
+    await run(out, "ana", ["1", "x"], load_keymap(keymap))
+    assert labels(out, "ana") == {"nordlys_02": "defective_task"}
+
+
+@pytest.fixture(scope="module")
+def fixtures_audit(tmp_path_factory) -> Path:
+    from rubric_audit.load.runs import load_runs
+
+    root = tmp_path_factory.mktemp("fixtures")
+    bench = root / "bench"
+    bench.mkdir()
+    (bench / "tasks_and_rubrics.json").write_text(json.dumps([
+        {"task_id": t.id, "world_id": t.world_id, "prompt": t.prompt,
+         "rubric": [{"verifier_id": c.id, "criteria": c.text} for c in t.criteria]}
+        for t in load_runs([SHARED_RUNS]).tasks.values()]))
+    run_audit(bench, [SHARED_RUNS], root / "out")
+    return root / "out"
+
+
+async def test_the_app_opens_the_audit_of_the_shared_fixtures(fixtures_audit: Path) -> None:
+    seen = await run(fixtures_audit, "ana", ["j"], size=(80, 24))
+    assert seen["queue"] == "failures" and len(seen["tasks"]) == 11
+    assert "Failures" in seen["progress"]
+
+
+def test_main_screen_at_80x24(snap_compare, audited: Path) -> None:
+    assert snap_compare(ReviewApp(ReviewData(audited, "snapshot")), terminal_size=(80, 24))
+
+
+def test_main_screen_large(snap_compare, audited: Path) -> None:
+    assert snap_compare(ReviewApp(ReviewData(audited, "snapshot")), terminal_size=(160, 48))
+
+
+def test_help_screen(snap_compare, audited: Path) -> None:
+    assert snap_compare(ReviewApp(ReviewData(audited, "snapshot")), press=["question_mark"],
+                        terminal_size=(100, 32))
+
+
+def test_reviews_export_and_suggestions(out: Path) -> None:
+    data = ReviewData(out, "ana")
+    tasks = data.queues["failures"][:2]
+    with data.store.transaction():
+        for reviewer in ("ana", "ben"):
+            for task in tasks:
+                data.store.append_review(Review(reviewer=reviewer, created_at="t", task_id=task,
+                                                label="model_error",
+                                                evidence_hash=data.hashes[task]))
+    data.close()
+    result = CliRunner().invoke(cli, ["reviews", str(out), "--export", "json"])
+    assert result.exit_code == 0, result.output
+    exported = json.loads((out / "reviews.json").read_text())
+    assert exported["agreement"] == {"method": "cohen", "kappa": 1.0, "tasks": 2}
+    assert len(exported["labels"]) == 4 and not any(r["stale"] for r in exported["labels"])
+
+    def suggester(body: dict[str, Any]) -> Reply:
+        prompt = body["messages"][-1]["content"]
+        label = "sound" if "passed this task" in prompt else "defective_task"
+        return text(json.dumps({"label": label, "reasons": "the gold contradicts the prompt"}))
+
+    with FakeOpenAI(suggester) as server:
+        made = CliRunner().invoke(cli, ["suggest", str(out), "--model", "openai/s",
+                                        "--api-base", server.url],
+                                  env={"OPENAI_API_KEY": "k", "RUBRIC_AUDIT_CACHE":
+                                       str(out / "cache.db")})
+    assert made.exit_code == 0, made.output
+    data = ReviewData(out, "ana")
+    suggestions = data.store.meta("suggestions")
+    shown = data.details(data.queues["failures"][0]).suggestion
+    data.close()
+    assert len(suggestions) == 14 and shown["label"] == "defective_task"
+    assert labels(out, "cy") == {}, "a suggestion is never a label"

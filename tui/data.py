@@ -1,0 +1,217 @@
+"""What the review app shows and records, without any Textual: queues, evidence, labels, agreement.
+
+Opening reads only light columns (attempt rows and verdicts); a task's answers, rationales and
+world are read when the task is shown. Every label, note and undo is appended to the review log.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import random
+from collections import defaultdict
+from dataclasses import dataclass, field
+from datetime import UTC, datetime
+from pathlib import Path
+
+from rubric_audit.errors import InputError
+from rubric_audit.model import Attempt, CriterionGrade, Finding, Review, Task
+from rubric_audit.reviews import FAILURE_LABELS, PASS_LABELS, current_labels
+from rubric_audit.store import AuditStore
+
+QUEUES = ("failures", "passes", "all")
+QUEUE_TITLES = {"failures": "Failures", "passes": "Pass audit", "all": "All tasks"}
+
+
+@dataclass
+class TaskDetails:
+    task: Task
+    attempts: list[Attempt]
+    grades: dict[str, list[CriterionGrade]]  # attempt id -> grades (every grader)
+    findings: list[Finding]
+    recomputed: list[dict] = field(default_factory=list)
+    suggestion: dict | None = None
+
+
+class ReviewData:
+    """An audit opened for one reviewer."""
+
+    def __init__(self, out: Path, reviewer: str, per_domain: int = 5, seed: int = 0) -> None:
+        db = Path(out) / "audit.db"
+        if not db.is_file():
+            raise InputError(db, None, "no audit.db here: run `rubric-audit audit` first")
+        self.store = AuditStore(db)
+        self.reviewer = reviewer
+        self.tasks = {t.id: t for t in self.store.tasks()}
+        graders = [g for g in self.store.graders() if g != "code"]
+        self.grader = "recorded" if "recorded" in graders else (graders[0] if graders else "")
+        rows = self.store.attempt_rows()
+        self.attempts_of: dict[str, list[str]] = defaultdict(list)
+        for attempt_id, task_id, *_ in rows:
+            self.attempts_of[task_id].append(attempt_id)
+        verdicts: dict[str, list[str]] = defaultdict(list)
+        for attempt_id, _, verdict in self.store.verdicts(self.grader):
+            verdicts[attempt_id].append(verdict)
+        self.findings: dict[str, list[Finding]] = defaultdict(list)
+        for finding in self.store.findings():
+            if finding.task_id:
+                self.findings[finding.task_id].append(finding)
+        outcomes: dict[str, list[str]] = defaultdict(list)
+        for attempt_id, task_id, _, _, state in rows:
+            seen = verdicts.get(attempt_id)
+            if state == "graded" and seen:
+                outcomes[task_id].append("fail" if "fail" in seen else
+                                         "pass" if all(v == "pass" for v in seen) else "unscored")
+        self.hashes = {t: self._evidence_hash(t, verdicts) for t in self.tasks}
+        ordered = sorted(self.tasks, key=lambda t: (self.tasks[t].domain, self.tasks[t].name))
+        failures = [t for t in ordered if outcomes.get(t) and all(o == "fail" for o in outcomes[t])]
+        passed = [t for t in ordered if outcomes.get(t) and all(o == "pass" for o in outcomes[t])]
+        self.queues = {"failures": failures, "passes": self._pass_sample(passed, per_domain, seed),
+                       "all": ordered}
+
+    def close(self) -> None:
+        self.store.close()
+
+    def _evidence_hash(self, task_id: str, verdicts: dict[str, list[str]]) -> str:
+        parts = [self.tasks[task_id].version()]
+        parts += [f"{a}:{sorted(verdicts.get(a, []))}" for a in sorted(self.attempts_of[task_id])]
+        parts += sorted(f.check for f in self.findings.get(task_id, []))
+        return hashlib.sha256("|".join(parts).encode()).hexdigest()[:16]
+
+    def _pass_sample(self, passed: list[str], per_domain: int, seed: int) -> list[str]:
+        """A stratified random sample of passed tasks, N per domain; the sample is stored."""
+        stored = self.store.meta("pass_audit")
+        if stored and stored["seed"] == seed and stored["per_domain"] == per_domain \
+                and set(stored["tasks"]) <= set(passed):
+            return stored["tasks"]
+        by_domain: dict[str, list[str]] = defaultdict(list)
+        for t in passed:
+            by_domain[self.tasks[t].domain].append(t)
+        rng = random.Random(seed)
+        sample = sorted(t for _, ids in sorted(by_domain.items())
+                        for t in rng.sample(ids, min(per_domain, len(ids))))
+        with self.store.transaction():
+            self.store.set_meta("pass_audit", {"seed": seed, "per_domain": per_domain,
+                                               "tasks": sample})
+        return sample
+
+    def labels_for(self, task_id: str) -> tuple[str, ...]:
+        """Failure labels, or pass labels for a task in the pass audit."""
+        return PASS_LABELS if task_id in self.queues["passes"] else FAILURE_LABELS
+
+    def current(self) -> dict[str, dict[str, Review]]:
+        return current_labels(self.store.reviews())
+
+    def mine(self) -> dict[str, Review]:
+        return {t: r[self.reviewer] for t, r in self.current().items() if self.reviewer in r}
+
+    def stale(self, review: Review) -> bool:
+        """The evidence changed since the review (new attempts, grades or findings)."""
+        return review.evidence_hash != self.hashes.get(review.task_id)
+
+    def first_unreviewed(self, queue: str) -> int:
+        mine = self.mine()
+        ids = self.queues[queue]
+        return next((i for i, t in enumerate(ids) if t not in mine), 0)
+
+    def record(self, task_id: str, label: str | None, note: str = "") -> None:
+        """Append a label (or a note, keeping the current label) to the review log."""
+        if label is not None and label not in self.labels_for(task_id):
+            raise ValueError(f"{label} is not a label for this task")
+        if label is None:
+            standing = self.mine().get(task_id)
+            label = standing.label if standing else None
+        review = Review(reviewer=self.reviewer, created_at=datetime.now(UTC).isoformat(
+            timespec="seconds"), task_id=task_id, label=label, note=note,
+            evidence_hash=self.hashes[task_id])
+        with self.store.transaction():
+            self.store.append_review(review)
+
+    def undo(self) -> str | None:
+        """Retract this reviewer's latest entry still standing; returns its task id."""
+        log = self.store.reviews()
+        retracted = {r.retracts for _, r in log if r.retracts is not None}
+        mine = [(i, r) for i, r in log if r.reviewer == self.reviewer and r.retracts is None
+                and i not in retracted]
+        if not mine:
+            return None
+        entry, review = mine[-1]
+        with self.store.transaction():
+            self.store.append_review(review.model_copy(update={
+                "label": None, "note": "", "retracts": entry,
+                "created_at": datetime.now(UTC).isoformat(timespec="seconds")}))
+        return review.task_id
+
+    def notes(self, task_id: str) -> list[Review]:
+        return [r for _, r in self.store.reviews() if r.task_id == task_id and r.note]
+
+    def counts(self, queue: str) -> dict[str, int]:
+        mine = self.mine()
+        labels = [mine[t].label for t in self.queues[queue] if t in mine]
+        return {label: labels.count(label) for label in dict.fromkeys(labels) if label}
+
+    def details(self, task_id: str) -> TaskDetails:
+        attempts = self.store.attempts_for_task(task_id)
+        grades: dict[str, list[CriterionGrade]] = defaultdict(list)
+        for g in self.store.grades_for_attempts([a.id for a in attempts]):
+            grades[g.attempt_id].append(g)
+        recomputed = [f.evidence for f in self.findings.get(task_id, [])
+                      if f.check == "gold_recompute_mismatch"]
+        suggestion = (self.store.meta("suggestions", {}) or {}).get(task_id)
+        return TaskDetails(task=self.tasks[task_id], attempts=attempts, grades=grades,
+                           findings=self.findings.get(task_id, []), recomputed=recomputed,
+                           suggestion=suggestion)
+
+
+def agreement(labels: dict[str, dict[str, Review]]) -> tuple[str, float | None, int]:
+    """(method, kappa, tasks): Cohen's kappa for two reviewers, Fleiss' for more."""
+    reviewers = sorted({r for by in labels.values() for r in by})
+    if len(reviewers) < 2:
+        return ("none", None, 0)
+    from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
+
+    shared = [by for by in labels.values() if all(r in by for r in reviewers)]
+    if not shared:
+        return ("cohen" if len(reviewers) == 2 else "fleiss", None, 0)
+    categories = sorted({by[r].label for by in shared for r in reviewers})
+    codes = [[categories.index(by[r].label) for r in reviewers] for by in shared]
+    if len(reviewers) == 2:
+        table = [[sum(1 for a, b in codes if a == i and b == j) for j in range(len(categories))]
+                 for i in range(len(categories))]
+        kappa = 1.0 if len(categories) == 1 else float(cohens_kappa(table).kappa)
+        return ("cohen", kappa, len(shared))
+    counts, _ = aggregate_raters(codes)
+    kappa = 1.0 if len(categories) == 1 else float(fleiss_kappa(counts))
+    return ("fleiss", kappa, len(shared))
+
+
+def world_text(data: ReviewData, task_id: str) -> str:
+    """The task's world as readable markdown: files (with their text), mail, calendar, chat."""
+    from rubric_audit.load.world import load_task_world
+    from rubric_audit.model import Benchmark
+
+    row = data.store.db.execute("SELECT name, root FROM benchmark").fetchone()
+    task = data.tasks[task_id]
+    if row is None or not Path(row[1]).is_dir():
+        return "The benchmark folder is not available here, so the world cannot be shown."
+    bench = Benchmark(name=row[0], root=row[1], tasks=list(data.tasks.values()),
+                      worlds=data.store.worlds())
+    try:
+        world = load_task_world(bench, task)
+    except InputError as exc:
+        return f"The world cannot be read: {exc}"
+    lines = [f"### Files ({len(world.files)})"]
+    for f in world.files:
+        lines += [f"**{f.path}** ({f.size:,} bytes)", "", "```", (f.text or "(binary)")[:1500],
+                  "```", ""]
+    lines.append(f"### Mail ({len(world.mail)})")
+    for m in world.mail:
+        lines += [f"**{m.subject}** · {m.date[:16]} · {m.sender} · `{m.message_id}`", "",
+                  "> " + m.body.replace("\n", "\n> "), ""]
+    lines.append(f"### Calendar ({len(world.events)})")
+    lines += [f"- {e.start[:16]} **{e.summary}** @ {e.location} ({', '.join(e.attendees)})"
+              for e in world.events]
+    lines.append(f"\n### Chat ({len(world.chat)})")
+    for s in world.chat:
+        lines.append(f"**{s.name}**")
+        lines += [f"- {m.created[:16]} {m.author}: {m.text}" for m in s.messages]
+    return "\n".join(lines)
