@@ -31,7 +31,7 @@ from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.runs import RecordedRuns, load_runs
 from rubric_audit.load.world import load_task_world
 from rubric_audit.model import Benchmark, CriterionGrade, Finding, Task, WorldContents
-from rubric_audit.regold import regold_all
+from rubric_audit.regold import regold_everything
 from rubric_audit.report.html import render_html
 from rubric_audit.report.markdown import render_markdown
 from rubric_audit.report.summary import AuditSummary, build_summary
@@ -197,9 +197,12 @@ def run_lints(store: AuditStore, bench: Benchmark, worlds: dict[str, WorldConten
     """The static task checks, and gold recomputation where recipes exist; replaces both stages."""
     findings = [f for task in bench.tasks for check in TASK_CHECKS
                 for f in check(task, worlds[task.id])]
+    recomputed, regold_findings = regold_everything(bench)
     with store.transaction():
         store.replace_findings(LINTS_STAGE, findings)
-        store.replace_findings(REGOLD_STAGE, regold_all(bench))
+        store.replace_findings(REGOLD_STAGE, regold_findings)
+        store.set_meta("regold", {task_id: [r.model_dump() for r in rows]
+                                  for task_id, rows in recomputed.items()})
 
 
 async def run_model_steps(store: AuditStore, bench: Benchmark,

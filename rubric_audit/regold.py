@@ -260,15 +260,22 @@ def regold_findings(task: Task, results: list[Recomputed]) -> list[Finding]:
 
 def regold_all(bench: Benchmark) -> list[Finding]:
     """Every task with a recipe; a broken recipe is a finding and the rest still runs."""
+    return regold_everything(bench)[1]
+
+
+def regold_everything(bench: Benchmark) -> tuple[dict[str, list[Recomputed]], list[Finding]]:
+    """Recomputed values of every task with a recipe, and the findings they give."""
+    results: dict[str, list[Recomputed]] = {}
     findings = []
     for task in bench.tasks:
         path = recipe_path(bench, task)
         if not path.is_file():
             continue
         try:
-            findings += regold_findings(task, recompute(bench, task, load_recipe(path), path))
+            results[task.id] = recompute(bench, task, load_recipe(path), path)
+            findings += regold_findings(task, results[task.id])
         except RecipeError as exc:
             findings.append(Finding(task_id=task.id, check="regold_recipe_error",
                                     severity="error", message=str(exc),
                                     evidence={"recipe": str(path), "line": exc.line}))
-    return findings
+    return results, findings

@@ -104,3 +104,19 @@ def test_report_command_shows_reviews_recorded_since(tmp_path: Path) -> None:
 def test_report_without_an_audit_is_a_user_error(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["report", str(tmp_path)])
     assert result.exit_code == 2 and "run `rubric-audit audit` first" in result.stderr
+
+
+def test_outcomes_per_task_and_model(tmp_path: Path) -> None:
+    import json
+
+    out = tmp_path / "out"
+    assert CliRunner().invoke(app, ["audit", str(SAMPLE), "--out", str(out)]).exit_code == 0
+    summary = json.loads((out / "audit.json").read_text())
+    names = {v: k for k, v in summary["task_names"].items()}
+    for outcome in summary["task_outcomes"]:
+        assert sum(outcome["counts"].values()) == 20
+        assert outcome["tasks"][names["nordlys_02"]] == "unavailable", "its gold is broken"
+        assert outcome["tasks"][names["meridian_04"]] == "fail", "a genuine model error"
+    cirrus = next(o for o in summary["task_outcomes"] if o["variant"] == "cirrus-2")
+    assert cirrus["tasks"][names["nordlys_06"]] == "fail"
+    assert "| error | nordlys_04 | not reviewed |" in (out / "report.md").read_text()

@@ -207,3 +207,17 @@ def test_reviews_export_and_suggestions(out: Path) -> None:
     data.close()
     assert len(suggestions) == 14 and shown["label"] == "defective_task"
     assert labels(out, "cy") == {}, "a suggestion is never a label"
+
+
+def test_recomputation_is_shown_beside_the_criterion(audited: Path) -> None:
+    from tui.widgets.task_view import overview
+
+    data = ReviewData(audited, "ana")
+    try:
+        by_name = {t.name: t.id for t in data.tasks.values()}
+        sound = overview(data.details(by_name["nordlys_01"]), [])
+        planted = overview(data.details(by_name["nordlys_02"]), [])
+    finally:
+        data.close()
+    assert "recomputed from the workbook (DCF!B18):* 2,360.03" in sound and "matches" in sound
+    assert "44.2094" in planted and "MISMATCH" in planted

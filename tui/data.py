@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import random
+import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -154,8 +155,7 @@ class ReviewData:
         grades: dict[str, list[CriterionGrade]] = defaultdict(list)
         for g in self.store.grades_for_attempts([a.id for a in attempts]):
             grades[g.attempt_id].append(g)
-        recomputed = [f.evidence for f in self.findings.get(task_id, [])
-                      if f.check == "gold_recompute_mismatch"]
+        recomputed = (self.store.meta("regold", {}) or {}).get(task_id, [])
         suggestion = (self.store.meta("suggestions", {}) or {}).get(task_id)
         return TaskDetails(task=self.tasks[task_id], attempts=attempts, grades=grades,
                            findings=self.findings.get(task_id, []), recomputed=recomputed,
@@ -177,7 +177,9 @@ def agreement(labels: dict[str, dict[str, Review]]) -> tuple[str, float | None, 
     if len(reviewers) == 2:
         table = [[sum(1 for a, b in codes if a == i and b == j) for j in range(len(categories))]
                  for i in range(len(categories))]
-        kappa = 1.0 if len(categories) == 1 else float(cohens_kappa(table).kappa)
+        with warnings.catch_warnings():  # its z-statistic divides by zero on small tables
+            warnings.simplefilter("ignore", RuntimeWarning)
+            kappa = 1.0 if len(categories) == 1 else float(cohens_kappa(table).kappa)
         return ("cohen", kappa, len(shared))
     counts, _ = aggregate_raters(codes)
     kappa = 1.0 if len(categories) == 1 else float(fleiss_kappa(counts))

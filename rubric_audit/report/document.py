@@ -108,6 +108,14 @@ def _score_sections(summary: AuditSummary) -> list[Section]:
                  f"an empty answer or refusal does not pass); {a.certified} of them certified."),
             Bullets([f"excluded from the achievable tasks, {why}: {len(ids)}"
                      for why, ids in a.excluded.items() if ids])]),
+        Section("Outcomes per task and model", [
+            Table(["model", "variant", "grader", "pass", "fail", "unavailable",
+                   "unavailable rate"],
+                  [[o.model, o.variant, o.grader, str(o.counts["pass"]), str(o.counts["fail"]),
+                    str(o.counts["unavailable"]), pct(o.unavailable_rate)]
+                   for o in summary.task_outcomes]),
+            Text("A task is unavailable for a model when its gold fails, an empty answer or "
+                 "refusal passes it, or the model has no graded attempt on it.")]),
         Section("Gaps between models (paired over the same tasks)", [
             Table(["option", "grader", "a", "b", "tasks", "a - b in pass@1 [95% CI]"], gaps)
             if gaps else Text("Only one model and variant: no gap to compare.")]),
@@ -174,8 +182,9 @@ def _findings_section(summary: AuditSummary, findings: list[Finding]) -> Section
     blocks: list[Block] = [Text(f"{counts['error']} errors, {counts['warning']} warnings, "
                                 f"{counts['info']} info (info findings are in findings.jsonl).")]
     if shown:
-        blocks.append(Table(["severity", "task", "criterion", "check", "message"],
+        blocks.append(Table(["severity", "task", "review", "criterion", "check", "problem"],
                             [[f.severity, summary.task_names.get(f.task_id or "", f.task_id or ""),
+                              summary.review_labels.get(f.task_id or "", "not reviewed"),
                               f.criterion_id or "", f"`{f.check}`", f.message] for f in shown]))
     return Section("Flagged tasks and findings", blocks)
 

@@ -12,7 +12,8 @@ from rubric_audit import __version__
 from rubric_audit.checks.controls import Control, control_outcome
 from rubric_audit.checks.screen import Screen, gather, screen
 from rubric_audit.model import Attempt, CriterionGrade, Finding, Task
-from rubric_audit.report.statistics import Statistics, build_statistics
+from rubric_audit.report.statistics import Statistics, build_statistics, per_task
+from rubric_audit.reviews import consensus, current_labels
 from rubric_audit.scores import VariantScore, score_variants
 from rubric_audit.stats import Interval, proportion
 from rubric_audit.store import AuditStore, ControlGrade
@@ -65,6 +66,19 @@ class Achievable(BaseModel):
     scores: list[VariantScore]
 
 
+class TaskOutcomes(BaseModel):
+    """Per model and variant: each task's outcome. A task is unavailable when its gold fails,
+    its null passes, or it has no graded attempt; else it passes when at least half of its
+    graded attempts pass."""
+
+    model: str
+    variant: str
+    grader: str
+    counts: dict[str, int]
+    unavailable_rate: float | None
+    tasks: dict[str, str]
+
+
 class AuditSummary(BaseModel):
     """Everything audit.json holds; report.md is rendered from the same object."""
 
@@ -79,6 +93,8 @@ class AuditSummary(BaseModel):
     attempts: int
     scores: list[VariantScore]
     achievable: Achievable
+    task_outcomes: list[TaskOutcomes]
+    review_labels: dict[str, str]
     unavailable: list[UnavailableAttempt]
     code_checker: CodeChecker
     controls: list[ControlCounts]
@@ -185,6 +201,29 @@ def _achievable(tasks: list[Task], attempts: list[Attempt], grades: list[Criteri
     return Achievable(tasks=len(kept), excluded=excluded, certified=certified, scores=scores)
 
 
+def _task_outcomes(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGrade],
+                   graders: list[str], gold: dict[str, str], null: dict[str, str]
+                   ) -> list[TaskOutcomes]:
+    broken = {t for t, o in gold.items() if o == "fail"} | {t for t, o in null.items()
+                                                            if o == "pass"}
+    by_id = {t.id: t for t in tasks}
+    variants = sorted({(a.model, a.variant) for a in attempts if a.task_id in by_id})
+    out = []
+    for grader in graders:
+        table = per_task(by_id, attempts, grades, grader)
+        for key in variants:
+            rows = table.get(key, {})
+            outcome = {t: "unavailable" if t in broken or t not in rows
+                       else "pass" if rows[t][1] / rows[t][0] >= 0.5 else "fail"
+                       for t in sorted(by_id)}
+            counts = {o: sum(v == o for v in outcome.values())
+                      for o in ("pass", "fail", "unavailable")}
+            out.append(TaskOutcomes(model=key[0], variant=key[1], grader=grader, counts=counts,
+                                    unavailable_rate=counts["unavailable"] / len(outcome)
+                                    if outcome else None, tasks=outcome))
+    return out
+
+
 def _alarms(tasks: list[Task], controls: list[Control], grades: list[ControlGrade]) -> list[str]:
     alarms = []
     no_gold = [t.id for t in tasks if t.gold is None]
@@ -232,6 +271,9 @@ def build_summary(store: AuditStore, threshold: float = 0.5,
         scores=[s for grader in graders for s in score_variants(tasks, attempts, grades, grader)
                 if s.tasks_scored],
         achievable=achievable,
+        task_outcomes=_task_outcomes(tasks, attempts, grades, graders, gold, null),
+        review_labels={t: label for t, by in current_labels(store.reviews()).items()
+                       if (label := consensus(by))},
         unavailable=_unavailable(attempts),
         code_checker=_code_checker(grades),
         controls=_control_counts(controls, graded),

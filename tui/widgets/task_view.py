@@ -48,8 +48,11 @@ def overview(d: TaskDetails, notes: list[str]) -> str:
             lines += ["", "| attempt | judge | code | rationale |", "|---|---|---|---|", *rows]
         for r in d.recomputed:
             if r.get("criterion_id") == c.id:
-                lines.append(f"\n*recomputed from the workbook:* {r['value']:,.6g} (criterion "
-                             f"states {r.get('criterion_value')}, gold {r.get('gold_values')})")
+                verdict = ("matches" if r.get("criterion_matches") and r.get("gold_matches")
+                           is not False else "MISMATCH")
+                lines.append(f"\n*recomputed from the workbook ({r['label']}):* "
+                             f"{r['value']:,.6g}, criterion states {r.get('criterion_value')}, "
+                             f"gold {r.get('gold_values')}: **{verdict}**")
     if notes:
         lines += ["", "### Notes", *(f"- {n}" for n in notes)]
     return "\n".join(lines)
