@@ -14,6 +14,7 @@ from rich.markup import escape
 from rich.table import Table
 
 from rubric_audit.errors import InputError
+from rubric_audit.report.document import pct
 
 app = typer.Typer(
     name="rubric-audit",
@@ -170,8 +171,8 @@ def audit_command(
         for v in s.scores:
             a = achievable.get((v.model, v.variant, v.grader))
             table.add_row(v.model, v.variant, v.grader, str(v.graded_attempts),
-                          str(v.unavailable_attempts), _pct(v.pass_at_1),
-                          _pct(a.pass_at_1) if a else "n/a")
+                          str(v.unavailable_attempts), pct(v.pass_at_1),
+                          pct(a.pass_at_1) if a else "n/a")
         out.print(table)
     out.print(f"Achievable tasks: {s.achievable.tasks} of {s.tasks}. Screen of unsolved tasks: "
               + ", ".join(f"{k} {v}" for k, v in s.screen.partition.items()) + ".")
@@ -205,10 +206,6 @@ def report_command(
     out.print(f"Wrote {escape(str(out_dir))}/: findings.jsonl, audit.json, report.md, report.html "
               f"({r.failures_reviewed}/{r.failures_queue} failures and "
               f"{r.passes_reviewed}/{r.passes_queue} passes reviewed).")
-
-
-def _pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
 @app.command("serve")
@@ -490,11 +487,11 @@ def ablate_command(
     for arm in (result.a, result.b):
         i = arm.pass_at_1
         table.add_row(arm.name, str(arm.attempts), str(arm.graded),
-                      f"{_pct(i.estimate)} [{_pct(i.low)}, {_pct(i.high)}]",
-                      *(_pct(arm.opened[app]) for app in ("mail", "chat", "calendar")))
+                      f"{pct(i.estimate)} [{pct(i.low)}, {pct(i.high)}]",
+                      *(pct(arm.opened[app]) for app in ("mail", "chat", "calendar")))
     out.print(table)
     d = result.difference
-    out.print(f"A - B in pass@1: {_pct(d.estimate)} [{_pct(d.low)}, {_pct(d.high)}] "
+    out.print(f"A - B in pass@1: {pct(d.estimate)} [{pct(d.low)}, {pct(d.high)}] "
               f"({d.method}, seed {result.seed}).")
 
 

@@ -152,6 +152,18 @@ def make_variant(root: Path, name: str, model: str, attempts: list[tuple[dict, i
     return variant
 
 
+def bench_of_shared_runs(root: Path) -> Path:
+    """A benchmark holding the shared fixtures' tasks as their runs recorded them (no worlds)."""
+    from rubric_audit.load.runs import load_runs
+
+    root.mkdir(parents=True, exist_ok=True)
+    write_json(root / "tasks_and_rubrics.json", [
+        {"task_id": t.id, "world_id": t.world_id, "prompt": t.prompt,
+         "rubric": [{"verifier_id": c.id, "criteria": c.text} for c in t.criteria]}
+        for t in load_runs([SHARED_RUNS]).tasks.values()])
+    return root
+
+
 @pytest.fixture
 def bench(tmp_path: Path) -> Path:
     return make_benchmark(tmp_path / "bench")

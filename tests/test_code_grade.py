@@ -15,7 +15,7 @@ from rubric_audit.checks.code_grade import code_verdicts, grade_numeric, judge_d
 from rubric_audit.cli import app
 from rubric_audit.load.runs import load_runs
 from rubric_audit.model import Attempt, Criterion, CriterionGrade, Task
-from tests.conftest import SHARED_RUNS
+from tests.conftest import SHARED_RUNS, bench_of_shared_runs
 
 
 def verdict(criterion: str, answer: str, prompt: str = "") -> str:
@@ -128,12 +128,7 @@ def test_shared_fixtures_every_criterion_checked_or_explained() -> None:
 
 
 def test_audit_reports_agreement_on_the_shared_fixtures(tmp_path: Path) -> None:
-    bench = tmp_path / "bench"
-    bench.mkdir()
-    (bench / "tasks_and_rubrics.json").write_text(json.dumps([
-        {"task_id": t.id, "world_id": t.world_id, "prompt": t.prompt,
-         "rubric": [{"verifier_id": c.id, "criteria": c.text} for c in t.criteria]}
-        for t in load_runs([SHARED_RUNS]).tasks.values()]))
+    bench = bench_of_shared_runs(tmp_path / "bench")
     result = CliRunner().invoke(app, ["audit", str(bench), "--runs", str(SHARED_RUNS),
                                       "--out", str(tmp_path / "out")])
     assert result.exit_code == 0, result.output

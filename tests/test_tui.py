@@ -13,7 +13,7 @@ from typer.testing import CliRunner
 from rubric_audit.audit import run_audit
 from rubric_audit.cli import app as cli
 from rubric_audit.model import Review
-from tests.conftest import SAMPLE, SHARED_RUNS
+from tests.conftest import SAMPLE, SHARED_RUNS, bench_of_shared_runs
 from tests.fakes.openai_server import FakeOpenAI, Reply, text
 from tui.app import ReviewApp, load_keymap
 from tui.data import ReviewData, agreement
@@ -142,16 +142,8 @@ async def test_keys_can_be_remapped(out: Path, tmp_path: Path) -> None:
 
 @pytest.fixture(scope="module")
 def fixtures_audit(tmp_path_factory) -> Path:
-    from rubric_audit.load.runs import load_runs
-
     root = tmp_path_factory.mktemp("fixtures")
-    bench = root / "bench"
-    bench.mkdir()
-    (bench / "tasks_and_rubrics.json").write_text(json.dumps([
-        {"task_id": t.id, "world_id": t.world_id, "prompt": t.prompt,
-         "rubric": [{"verifier_id": c.id, "criteria": c.text} for c in t.criteria]}
-        for t in load_runs([SHARED_RUNS]).tasks.values()]))
-    run_audit(bench, [SHARED_RUNS], root / "out")
+    run_audit(bench_of_shared_runs(root / "bench"), [SHARED_RUNS], root / "out")
     return root / "out"
 
 
