@@ -250,6 +250,9 @@ def run_command(
                       ] = None,
     seed: Annotated[int, typer.Option(help="Seed for --sample.")] = 0,
     concurrency: Annotated[int, typer.Option(min=1, help="Attempts run at once.")] = 4,
+    processes: Annotated[int, typer.Option(
+        min=1, help="Worker processes sharing the attempts (litellm's per-call work is "
+                    "CPU-bound: use the machine's cores).")] = 1,
     system_prompt: Annotated[Path | None, typer.Option(help="Base system prompt file.")] = None,
     variant: Annotated[str | None, typer.Option(help="Variant (folder) name.")] = None,
     add_sentence: Annotated[list[str] | None, typer.Option(
@@ -267,7 +270,6 @@ def run_command(
              "attempt.")] = None,
 ) -> None:
     """Run an agent (any litellm model) on the benchmark's tasks through the workspace."""
-    import anyio
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
     from rubric_audit.llm import ModelConfig
@@ -309,8 +311,7 @@ def run_command(
             progress.update(bar, advance=1,
                             stats=f"{stats} | {totals['tokens']:,} tokens | cost {cost}")
 
-        anyio.run(runner.run, todo, concurrency, done_one)
-    runner.write_results()
+        runner.run_in_processes(todo, concurrency, processes, done_one)
     summary = ", ".join(f"{v} {k}" for k, v in sorted(states.items())) or "nothing to run"
     out.print(f"Done: {summary}. Runs in {escape(str(out_dir / spec.name))}/ (grade them with a "
               f"judge before they count as graded attempts).")

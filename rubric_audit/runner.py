@@ -12,6 +12,7 @@ from __future__ import annotations
 import csv
 import io
 import json
+import multiprocessing
 import random
 import shutil
 import tempfile
@@ -290,6 +291,43 @@ class Runner:
         finally:
             self.write_results()
         return states
+
+
+    def run_in_processes(self, todo: list[tuple[Task, int]], concurrency: int, processes: int,
+                         on_done: Callable[[AttemptResult], None] | None = None
+                         ) -> Counter[str]:
+        """`run` split over worker processes: litellm's per-call work is CPU-bound, so one event
+        loop saturates one core long before the provider does. Each worker runs its share with
+        its part of the concurrency and reports every finished attempt back."""
+        if processes <= 1 or len(todo) < 2:
+            return anyio.run(self.run, todo, concurrency, on_done)
+        context = multiprocessing.get_context("fork")
+        results = context.Queue()
+        shares = [todo[i::processes] for i in range(processes)]
+        workers = [context.Process(target=_worker, args=(self, share, max(1, concurrency //
+                                                                          processes), results))
+                   for share in shares if share]
+        for worker in workers:
+            worker.start()
+        states: Counter[str] = Counter()
+        try:
+            for _ in range(len(todo)):
+                result = AttemptResult.model_validate_json(results.get())
+                states[result.state] += 1
+                if on_done:
+                    on_done(result)
+        finally:
+            for worker in workers:
+                worker.join(timeout=5)
+                if worker.is_alive():
+                    worker.terminate()
+            self.write_results()
+        return states
+
+
+def _worker(runner: Runner, todo: list[tuple[Task, int]], concurrency: int,
+            results: multiprocessing.Queue) -> None:
+    anyio.run(runner.run, todo, concurrency, lambda r: results.put(r.model_dump_json()))
 
 
 class _BudgetExhausted(Exception):

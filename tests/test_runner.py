@@ -179,3 +179,16 @@ def test_interrupted_run_resumes_without_duplicates(tmp_path: Path) -> None:
                                                                          "attempt_2"}
     assert not list(runs.rglob(".attempt_*")), "no half-written attempt folder is left"
     assert len(load_runs([runs / "v"]).attempts) == 6
+
+
+def test_attempts_shared_across_worker_processes(sample, tmp_path: Path) -> None:
+    with FakeOpenAI(scripted([tool_call("final_answer", {"answer": "ok"})])) as server:
+        runner = runner_for(sample, tmp_path, server)
+        tasks = [sample.task(n) for n in ("kestrel_06", "kestrel_07", "meridian_04")]
+        seen: list[str] = []
+        states = runner.run_in_processes([(t, 1) for t in tasks], 4, 2,
+                                         lambda r: seen.append(r.task_id))
+    assert states == {"completed": 3} and sorted(seen) == sorted(t.id for t in tasks)
+    rows = (runner.folder / "results.csv").read_text().splitlines()
+    assert len(rows) == 4, "the parent writes every worker's attempts to results.csv"
+    assert len(load_runs([runner.folder]).attempts) == 3
