@@ -2,9 +2,9 @@
 
 from __future__ import annotations
 
-from collections import Counter
+from collections import Counter, defaultdict
 
-from rubric_audit.model import Review
+from rubric_audit.model import Review, Task
 
 FAILURE_LABELS = ("defective_task", "grader_error", "ambiguous", "model_error")
 PASS_LABELS = ("sound", "unearned")
@@ -27,3 +27,28 @@ def consensus(by_reviewer: dict[str, Review]) -> str | None:
     if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
         return None
     return counts[0][0]
+
+
+def review_queues(tasks: dict[str, Task], attempts: list[tuple[str, str, str]],
+                  verdicts: list[tuple[str, str, str]]) -> tuple[list[str], list[str]]:
+    """(tasks every model failed on every graded attempt, tasks every model passed), in task order.
+
+    `attempts` are (attempt id, task id, state) and `verdicts` (attempt id, criterion id,
+    verdict) of one grader: light rows, so the review app can open a large audit quickly. An
+    attempt passes when every criterion of its task passes and fails when any fails (APEX rule).
+    """
+    by_attempt: dict[str, dict[str, str]] = defaultdict(dict)
+    for attempt_id, criterion_id, verdict in verdicts:
+        by_attempt[attempt_id][criterion_id] = verdict
+    outcomes: dict[str, list[str]] = defaultdict(list)
+    for attempt_id, task_id, state in attempts:
+        task = tasks.get(task_id)
+        seen = by_attempt.get(attempt_id)
+        if task is None or state != "graded" or not seen:
+            continue
+        per = [seen.get(c.id, "unscored") for c in task.criteria]
+        outcomes[task_id].append("fail" if "fail" in per else
+                                 "pass" if per and all(v == "pass" for v in per) else "unscored")
+    failures = [t for t in tasks if outcomes.get(t) and all(o == "fail" for o in outcomes[t])]
+    passes = [t for t in tasks if outcomes.get(t) and all(o == "pass" for o in outcomes[t])]
+    return failures, passes

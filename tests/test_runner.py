@@ -192,3 +192,24 @@ def test_attempts_shared_across_worker_processes(sample, tmp_path: Path) -> None
     rows = (runner.folder / "results.csv").read_text().splitlines()
     assert len(rows) == 4, "the parent writes every worker's attempts to results.csv"
     assert len(load_runs([runner.folder]).attempts) == 3
+
+
+def test_rerun_failures_runs_one_more_attempt_on_the_all_fail_tasks(tmp_path: Path) -> None:
+    out = tmp_path / "audit"
+    assert CliRunner().invoke(app, ["audit", str(SAMPLE), "--out", str(out)]).exit_code == 0
+    runs = tmp_path / "runs"
+    with FakeOpenAI(scripted([tool_call("final_answer", {"answer": "ok"})])) as server:
+        args = ["run", str(SAMPLE), "--model", MODEL, "--out", str(runs), "--variant", "again",
+                "--rerun-failures", str(out / "audit.db"), "--api-base", server.url]
+        first = CliRunner().invoke(app, args, env={"OPENAI_API_KEY": "sk-test"})
+        second = CliRunner().invoke(app, args, env={"OPENAI_API_KEY": "sk-test"})
+    assert first.exit_code == 0 and second.exit_code == 0, first.output + second.output
+    bench = load_benchmark(SAMPLE)
+    expected = {bench.task(n).id for n in ("nordlys_02", "nordlys_03", "nordlys_04",
+                                           "meridian_04", "meridian_05", "kestrel_02",
+                                           "kestrel_03")}
+    folders = sorted(p.relative_to(runs / "again").as_posix()
+                     for p in (runs / "again").glob("*/attempt_*"))
+    assert {f.split("/")[0] for f in folders} == expected
+    assert {f.split("/")[1] for f in folders} == {"attempt_1", "attempt_2"}, \
+        "each rerun adds one attempt beyond the last"

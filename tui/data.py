@@ -16,7 +16,7 @@ from pathlib import Path
 
 from rubric_audit.errors import InputError
 from rubric_audit.model import Attempt, CriterionGrade, Finding, Review, Task
-from rubric_audit.reviews import FAILURE_LABELS, PASS_LABELS, current_labels
+from rubric_audit.reviews import FAILURE_LABELS, PASS_LABELS, current_labels, review_queues
 from rubric_audit.store import AuditStore
 
 QUEUES = ("failures", "passes", "all")
@@ -49,25 +49,21 @@ class ReviewData:
         self.attempts_of: dict[str, list[str]] = defaultdict(list)
         for attempt_id, task_id, *_ in rows:
             self.attempts_of[task_id].append(attempt_id)
+        light = self.store.verdicts(self.grader)
         verdicts: dict[str, list[str]] = defaultdict(list)
-        for attempt_id, _, verdict in self.store.verdicts(self.grader):
+        for attempt_id, _, verdict in light:
             verdicts[attempt_id].append(verdict)
         self.findings: dict[str, list[Finding]] = defaultdict(list)
         for finding in self.store.findings():
             if finding.task_id:
                 self.findings[finding.task_id].append(finding)
-        outcomes: dict[str, list[str]] = defaultdict(list)
-        for attempt_id, task_id, _, _, state in rows:
-            seen = verdicts.get(attempt_id)
-            if state == "graded" and seen:
-                outcomes[task_id].append("fail" if "fail" in seen else
-                                         "pass" if all(v == "pass" for v in seen) else "unscored")
         self.hashes = {t: self._evidence_hash(t, verdicts) for t in self.tasks}
-        ordered = sorted(self.tasks, key=lambda t: (self.tasks[t].domain, self.tasks[t].name))
-        failures = [t for t in ordered if outcomes.get(t) and all(o == "fail" for o in outcomes[t])]
-        passed = [t for t in ordered if outcomes.get(t) and all(o == "pass" for o in outcomes[t])]
+        ordered = {t: self.tasks[t] for t in sorted(
+            self.tasks, key=lambda t: (self.tasks[t].domain, self.tasks[t].name))}
+        failures, passed = review_queues(ordered, [(a, t, state) for a, t, _, _, state in rows],
+                                         light)
         self.queues = {"failures": failures, "passes": self._pass_sample(passed, per_domain, seed),
-                       "all": ordered}
+                       "all": list(ordered)}
 
     def close(self) -> None:
         self.store.close()

@@ -10,7 +10,7 @@ from pydantic import BaseModel
 
 from rubric_audit.checks.lints import TASK_CHECKS
 from rubric_audit.model import Attempt, CriterionGrade, Finding, Review, Task
-from rubric_audit.reviews import FAILURE_LABELS, consensus, current_labels
+from rubric_audit.reviews import FAILURE_LABELS, consensus, current_labels, review_queues
 from rubric_audit.scores import attempt_outcome, criterion_score
 from rubric_audit.stats import (
     DEFAULT_SEED,
@@ -182,32 +182,12 @@ def build_statistics(tasks: list[Task], attempts: list[Attempt], grades: list[Cr
                       effort=_effort(by_id, attempts, grades, graders))
 
 
-def _all_graded(by_id: dict[str, Task], attempts: list[Attempt], grades: list[CriterionGrade],
-                grader: str) -> dict[str, list[str]]:
-    by_attempt: dict[str, list[CriterionGrade]] = defaultdict(list)
-    for g in grades:
-        if g.grader == grader:
-            by_attempt[g.attempt_id].append(g)
-    outcomes: dict[str, list[str]] = defaultdict(list)
-    for a in attempts:
-        if a.task_id in by_id and a.state == "graded" and by_attempt.get(a.id):
-            outcomes[a.task_id].append(attempt_outcome(by_id[a.task_id], by_attempt[a.id]))
-    return outcomes
-
-
-def review_queues(by_id: dict[str, Task], attempts: list[Attempt], grades: list[CriterionGrade],
-                  grader: str) -> tuple[list[str], list[str]]:
-    """(tasks every model failed on every graded attempt, tasks every model passed)."""
-    outcomes = _all_graded(by_id, attempts, grades, grader)
-    failures = sorted(t for t, o in outcomes.items() if o and all(x == "fail" for x in o))
-    passes = sorted(t for t, o in outcomes.items() if o and all(x == "pass" for x in o))
-    return failures, passes
-
-
 def _review(by_id: dict[str, Task], attempts: list[Attempt], grades: list[CriterionGrade],
             labels: dict[str, str | None], graders: list[str]) -> ReviewResults:
     grader = "recorded" if "recorded" in graders else (graders[0] if graders else "")
-    failures, passes = review_queues(by_id, attempts, grades, grader)
+    failures, passes = review_queues(
+        by_id, [(a.id, a.task_id, a.state) for a in attempts],
+        [(g.attempt_id, g.criterion_id, g.verdict) for g in grades if g.grader == grader])
     failure_labels = [labels[t] for t in failures if labels.get(t) in FAILURE_LABELS]
     pass_labels = [labels[t] for t in passes if labels.get(t) in ("sound", "unearned")]
     return ReviewResults(
