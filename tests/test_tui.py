@@ -213,3 +213,33 @@ def test_recomputation_is_shown_beside_the_criterion(audited: Path) -> None:
         data.close()
     assert "recomputed from the workbook (DCF!B18):* 2,360.03" in sound and "matches" in sound
     assert "44.2094" in planted and "MISMATCH" in planted
+
+
+async def test_world_viewer_shows_files_sheets_and_mail(out: Path) -> None:
+    from textual.widgets import OptionList, Static, TabbedContent
+
+    data = ReviewData(out, "ana")
+    app = ReviewApp(data)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.pause()
+        app.query_one("#tabs", TabbedContent).active = "tab-world"
+        await pilot.pause()
+        items = app.query_one("#world-items", OptionList)
+        labels = [str(items.get_option_at_index(i).prompt) for i in range(items.option_count)]
+        shown = {}
+        for wanted in ("file Project_Nordlys/Nordlys_Model.xlsx",
+                       "mail Updated net debt at 28 February", "calendar"):
+            items.highlighted = labels.index(wanted)
+            await pilot.pause()
+            shown[wanted] = app.query_one("#world", Static).content.markup
+        await pilot.press("j")
+        await pilot.pause()
+        moved = [str(items.get_option_at_index(i).prompt) for i in range(items.option_count)]
+    data.close()
+    workbook = shown["file Project_Nordlys/Nordlys_Model.xlsx"]
+    assert "#### DCF" in workbook and "=B20/Assumptions!B12" in workbook
+    assert "| B21 | 48.50" in workbook, "formula cells show their computed values"
+    assert "NOK 455.0m" in shown["mail Updated net debt at 28 February"]
+    assert "Investment Committee: Project Nordlys" in shown["calendar"]
+    assert "chat Project Nordlys deal team" in labels
+    assert moved == labels, "the next task of the same world lists the same items"

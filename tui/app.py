@@ -15,7 +15,7 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, OptionList, Static
 from textual.widgets.option_list import Option
 
-from tui.data import QUEUE_TITLES, ReviewData, agreement, world_text
+from tui.data import QUEUE_TITLES, ReviewData, agreement, world_items
 from tui.screens.help import HelpScreen
 from tui.screens.note import NoteScreen
 from tui.widgets.task_view import TaskView
@@ -122,10 +122,10 @@ class ReviewApp(App[None]):
         if task_id is None:
             return
         notes = [f"{r.reviewer}: {r.note}" for r in self.data.notes(task_id)]
-        await view.show(self.data.details(task_id), notes, lambda: world_text(self.data, task_id))
+        await view.show(self.data.details(task_id), notes, lambda: world_items(self.data, task_id))
 
     async def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
-        if event.option_index != self.position:
+        if event.option_list.id == "tasks" and event.option_index != self.position:
             self.position = event.option_index
             await self.show_task()
 

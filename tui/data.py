@@ -182,34 +182,49 @@ def agreement(labels: dict[str, dict[str, Review]]) -> tuple[str, float | None, 
     return ("fleiss", kappa, len(shared))
 
 
-def world_text(data: ReviewData, task_id: str) -> str:
-    """The task's world as readable markdown: files (with their text), mail, calendar, chat."""
-    from rubric_audit.load.world import load_task_world
+def world_items(data: ReviewData, task_id: str) -> list[tuple[str, str]]:
+    """The task's world as (label, markdown) items: each file (xlsx as a cell table per sheet),
+    each mail, the calendar, each chat space. Empty when the benchmark folder is not here."""
+    from rubric_audit.load.world import load_task_world, task_tree
     from rubric_audit.model import Benchmark
+    from rubric_audit.workbook import WorkbookError, workbook_cells
 
     row = data.store.db.execute("SELECT name, root FROM benchmark").fetchone()
-    task = data.tasks[task_id]
     if row is None or not Path(row[1]).is_dir():
-        return "The benchmark folder is not available here, so the world cannot be shown."
+        return []
     bench = Benchmark(name=row[0], root=row[1], tasks=list(data.tasks.values()),
                       worlds=data.store.worlds())
+    task = data.tasks[task_id]
     try:
         world = load_task_world(bench, task)
+        tree = task_tree(bench, task)
     except InputError as exc:
-        return f"The world cannot be read: {exc}"
-    lines = [f"### Files ({len(world.files)})"]
+        return [("error", f"The world cannot be read: {exc}")]
+    items = []
     for f in world.files:
-        lines += [f"**{f.path}** ({f.size:,} bytes)", "", "```", (f.text or "(binary)")[:1500],
-                  "```", ""]
-    lines.append(f"### Mail ({len(world.mail)})")
+        if f.path.endswith((".xlsx", ".xlsm")):
+            try:
+                cells = workbook_cells(tree[f"filesystem/{f.path}"])
+            except WorkbookError as exc:
+                items.append((f"file {f.path}", f"Cannot read: {exc}"))
+                continue
+            sheets = []
+            for sheet in dict.fromkeys(c.sheet for c in cells):
+                rows = [f"| {c.coordinate} | {c.value} | {c.formula or ''} |"
+                        for c in cells if c.sheet == sheet]
+                sheets.append(f"#### {sheet}\n\n| cell | value | formula |\n|---|---|---|\n"
+                              + "\n".join(rows))
+            items.append((f"file {f.path}", "\n\n".join(sheets)))
+        else:
+            items.append((f"file {f.path}", f"```\n{f.text or '(binary file)'}\n```"))
     for m in world.mail:
-        lines += [f"**{m.subject}** · {m.date[:16]} · {m.sender} · `{m.message_id}`", "",
-                  "> " + m.body.replace("\n", "\n> "), ""]
-    lines.append(f"### Calendar ({len(world.events)})")
-    lines += [f"- {e.start[:16]} **{e.summary}** @ {e.location} ({', '.join(e.attendees)})"
-              for e in world.events]
-    lines.append(f"\n### Chat ({len(world.chat)})")
-    for s in world.chat:
-        lines.append(f"**{s.name}**")
-        lines += [f"- {m.created[:16]} {m.author}: {m.text}" for m in s.messages]
-    return "\n".join(lines)
+        items.append((f"mail {m.subject}", f"**{m.subject}**\n\n{m.date} · from {m.sender} · to "
+                      f"{', '.join(m.to)} · `{m.message_id}`\n\n{m.body}"))
+    if world.events:
+        items.append(("calendar", "\n".join(
+            f"- {e.start[:16]} **{e.summary}** @ {e.location} ({', '.join(e.attendees)})"
+            f"{': ' + e.description if e.description else ''}" for e in world.events)))
+    for space in world.chat:
+        items.append((f"chat {space.name}", "\n".join(
+            f"- {m.created[:16]} **{m.author}**: {m.text}" for m in space.messages)))
+    return items

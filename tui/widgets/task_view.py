@@ -9,7 +9,7 @@ from collections.abc import Callable
 from rich.markdown import Markdown as RichMarkdown
 from textual.app import ComposeResult
 from textual.containers import Horizontal, Vertical, VerticalScroll
-from textual.widgets import Static, TabbedContent, TabPane
+from textual.widgets import OptionList, Static, TabbedContent, TabPane
 
 from tui.data import TaskDetails
 
@@ -85,7 +85,8 @@ class TaskView(Vertical):
 
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)
-        self._world: Callable[[], str] | None = None
+        self._world: Callable[[], list[tuple[str, str]]] | None = None
+        self._items: list[tuple[str, str]] = []
 
     def compose(self) -> ComposeResult:
         with TabbedContent(id="tabs"):
@@ -97,15 +98,18 @@ class TaskView(Vertical):
                 yield Static(id="findings")
             with TabPane("Gold", id="tab-gold"), VerticalScroll():
                 yield Static(id="gold")
-            with TabPane("World", id="tab-world"), VerticalScroll():
-                yield Static(id="world")
+            with TabPane("World", id="tab-world"), Horizontal():
+                yield OptionList(id="world-items")
+                with VerticalScroll(id="world-viewer"):
+                    yield Static(id="world")
 
     async def show(self, details: TaskDetails, notes: list[str],
-                   world: Callable[[], str]) -> None:
+                   world: Callable[[], list[tuple[str, str]]]) -> None:
         self.query_one("#overview", Static).update(RichMarkdown(overview(details, notes)))
         self.query_one("#findings", Static).update(RichMarkdown(findings_text(details)))
         self.query_one("#gold", Static).update(RichMarkdown(gold_text(details)))
-        self._world = world
+        self._world, self._items = world, []
+        self.query_one("#world-items", OptionList).clear_options()
         self.query_one("#world", Static).update("")
         if self.query_one("#tabs", TabbedContent).active == "tab-world":
             self._fill_world()
@@ -122,9 +126,22 @@ class TaskView(Vertical):
                                 or [Static("No attempts.")])
 
     def _fill_world(self) -> None:
-        if self._world is not None:
-            self.query_one("#world", Static).update(RichMarkdown(self._world()))
+        """Read the world once per task, when its tab is first shown."""
+        if self._world is None or self._items:
+            return
+        self._items = self._world() or [("(not available)", "The benchmark folder is not here, "
+                                                           "so the world cannot be shown.")]
+        listing = self.query_one("#world-items", OptionList)
+        listing.add_options([label for label, _ in self._items])
+        listing.highlighted = 0
+        self.query_one("#world", Static).update(RichMarkdown(self._items[0][1]))
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
         if event.pane.id == "tab-world":
             self._fill_world()
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option_list.id == "world-items" and event.option_index < len(self._items):
+            event.stop()
+            self.query_one("#world", Static).update(
+                RichMarkdown(self._items[event.option_index][1]))
