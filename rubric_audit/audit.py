@@ -8,7 +8,6 @@ its audit.db (reviews included) and has its files replaced atomically.
 from __future__ import annotations
 
 import json
-import os
 import shutil
 import tempfile
 from collections.abc import Iterator
@@ -18,6 +17,7 @@ from pathlib import Path
 import anyio
 from pydantic import BaseModel, Field
 
+from rubric_audit.atomic import write_atomic
 from rubric_audit.checks.code_grade import code_grades, code_verdicts, judge_disagrees_with_code
 from rubric_audit.checks.controls import control_findings, make_controls
 from rubric_audit.checks.input import ATTEMPT_INPUT_CHECKS, TASK_INPUT_CHECKS
@@ -128,12 +128,6 @@ def import_runs(run_paths: list[Path], db: Path, bench_path: Path | None) -> Imp
     with AuditStore(db) as store:
         summary, _ = import_into(store, runs, bench)
     return summary
-
-
-def _write_atomic(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    os.replace(tmp, path)
 
 
 @contextmanager
@@ -310,10 +304,10 @@ def write_reports(store: AuditStore, folder: Path) -> AuditSummary:
                             [SkippedStep(**s) for s in settings.get("skipped", [])],
                             settings.get("model_failures", []), settings.get("models_used", []))
     findings = store.findings()
-    _write_atomic(folder / "findings.jsonl", "".join(f.model_dump_json() + "\n" for f in findings))
-    _write_atomic(folder / "audit.json", json.dumps(summary.model_dump(), indent=2) + "\n")
-    _write_atomic(folder / "report.md", render_markdown(summary, findings))
-    _write_atomic(folder / "report.html", render_html(summary, findings))
+    write_atomic(folder / "findings.jsonl", "".join(f.model_dump_json() + "\n" for f in findings))
+    write_atomic(folder / "audit.json", json.dumps(summary.model_dump(), indent=2) + "\n")
+    write_atomic(folder / "report.md", render_markdown(summary, findings))
+    write_atomic(folder / "report.html", render_html(summary, findings))
     return summary
 
 

@@ -381,9 +381,9 @@ def regold_command(
             name = benchmark.task(f.task_id).name if f.task_id else ""
             out.print(f"  {name}: [bold]{f.check}[/] {escape(f.message)}")
         if findings_out is not None:
-            tmp = findings_out.with_name(f".{findings_out.name}.tmp")
-            tmp.write_text("".join(f.model_dump_json() + "\n" for f in findings), encoding="utf-8")
-            tmp.replace(findings_out)
+            from rubric_audit.atomic import write_atomic
+
+            write_atomic(findings_out, "".join(f.model_dump_json() + "\n" for f in findings))
         return
     if task is None:
         raise InputError(bench, "TASK", "name a task, or pass --all")

@@ -6,6 +6,7 @@ from pathlib import Path
 
 import pandas as pd
 
+from rubric_audit.atomic import write_atomic
 from rubric_audit.checks.controls import Control
 from rubric_audit.errors import InputError
 from rubric_audit.model import CriterionGrade, Finding, Review
@@ -51,11 +52,7 @@ def export(path: Path, fmt: str) -> list[Path]:
     written = []
     for name, frame in load(path).items():
         target = folder / f"{name}.{fmt}"
-        tmp = target.with_name(f".{target.name}.tmp")
-        if fmt == "csv":
-            frame.to_csv(tmp, index=False)
-        else:
-            frame.to_json(tmp, orient="records", indent=2)
-        tmp.replace(target)
+        write_atomic(target, frame.to_csv(index=False) if fmt == "csv"
+                     else frame.to_json(orient="records", indent=2))
         written.append(target)
     return written

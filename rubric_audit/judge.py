@@ -19,6 +19,7 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel, Field
 
+from rubric_audit.atomic import write_atomic
 from rubric_audit.errors import InputError
 from rubric_audit.llm import ModelConfig, ModelUnavailable, ResponseCache, structured
 from rubric_audit.load.world import file_text
@@ -162,9 +163,7 @@ def write_grading_run(attempt: Attempt, run: GradingRun) -> Path:
     folder = Path(attempt.source) / "grades"
     folder.mkdir(exist_ok=True)
     path = folder / f"{judge_slug(run.judge_model)}.json"
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(run.model_dump_json(indent=2) + "\n", encoding="utf-8")
-    tmp.replace(path)
+    write_atomic(path, run.model_dump_json(indent=2) + "\n")
     return path
 
 

@@ -96,19 +96,25 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:300]}"
 
 
+def _request(config: ModelConfig, messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
+    """litellm arguments for one call: retries are ours, so litellm's own are off."""
+    kwargs: dict[str, Any] = {"model": config.model, "messages": messages,
+                              "timeout": config.timeout, "num_retries": 0}
+    for key, value in (("api_base", config.api_base), ("api_key", config.api_key),
+                       ("temperature", config.temperature),
+                       ("max_tokens", config.max_output_tokens), *extra.items()):
+        if value is not None:
+            kwargs[key] = value
+    return kwargs
+
+
 async def complete(config: ModelConfig, messages: list[dict[str, Any]],
                    tools: list[dict[str, Any]] | None = None, **extra: Any) -> Completion:
     """One chat completion, retrying transient provider errors with exponential backoff."""
     litellm = _litellm()
     import openai
 
-    kwargs: dict[str, Any] = {"model": config.model, "messages": messages,
-                              "timeout": config.timeout, "num_retries": 0, **extra}
-    for key, value in (("api_base", config.api_base), ("api_key", config.api_key),
-                       ("temperature", config.temperature),
-                       ("max_tokens", config.max_output_tokens), ("tools", tools)):
-        if value is not None:
-            kwargs[key] = value
+    kwargs = _request(config, messages, tools=tools, **extra)
     for attempt in range(config.retries + 1):
         try:
             response = await litellm.acompletion(**kwargs)
@@ -188,13 +194,7 @@ async def structured(config: ModelConfig, messages: list[dict[str, Any]],
     from instructor.core import InstructorRetryException
 
     client = instructor.from_litellm(litellm.acompletion, mode=instructor.Mode.JSON)
-    kwargs: dict[str, Any] = {"model": config.model, "messages": messages,
-                              "timeout": config.timeout, "num_retries": 0}
-    for name, value in (("api_base", config.api_base), ("api_key", config.api_key),
-                        ("temperature", config.temperature),
-                        ("max_tokens", config.max_output_tokens)):
-        if value is not None:
-            kwargs[name] = value
+    kwargs = _request(config, messages)
     for attempt in range(config.retries + 1):
         try:
             value, completion = await client.chat.completions.create_with_completion(

@@ -25,6 +25,7 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel, Field
 
+from rubric_audit.atomic import write_atomic
 from rubric_audit.errors import InputError
 from rubric_audit.llm import ModelConfig, ModelUnavailable, complete
 from rubric_audit.model import Benchmark, Task, Usage
@@ -247,8 +248,8 @@ class Runner:
         writer = csv.DictWriter(buffer, fieldnames=RESULT_COLUMNS, lineterminator="\n")
         writer.writeheader()
         writer.writerows(rows)
-        _replace(self.folder / "results.csv", buffer.getvalue())
-        _replace(self.folder / "results.failures.jsonl",
+        write_atomic(self.folder / "results.csv", buffer.getvalue())
+        write_atomic(self.folder / "results.failures.jsonl",
                  "".join(json.dumps(f, sort_keys=True) + "\n" for f in failures))
 
     def plan(self, tasks: list[Task], attempts: int) -> tuple[list[tuple[Task, int]], int]:
@@ -332,12 +333,6 @@ def _worker(runner: Runner, todo: list[tuple[Task, int]], concurrency: int,
 
 class _BudgetExhausted(Exception):
     """The agent used up a step or token budget without calling final_answer."""
-
-
-def _replace(path: Path, text: str) -> None:
-    tmp = path.with_name(f".{path.name}.tmp")
-    tmp.write_text(text, encoding="utf-8")
-    tmp.replace(path)
 
 
 def all_failed_tasks(db: Path) -> list[str]:

@@ -92,6 +92,11 @@ def _dump(model: BaseModel) -> str:
     return model.model_dump_json()
 
 
+def _task_row(task: Task) -> tuple[str, ...]:
+    return (task.id, task.name, task.domain, task.world_id, task.source, task.version(),
+            _dump(task))
+
+
 class AuditStore:
     """An open audit.db. Use as a context manager; writes happen inside `transaction()`."""
 
@@ -143,10 +148,8 @@ class AuditStore:
         """Store the benchmark's tasks and worlds, replacing earlier versions of them."""
         self.db.execute("INSERT OR REPLACE INTO benchmark (id, name, root) VALUES (1, ?, ?)",
                         (bench.name, bench.root))
-        self.db.executemany(
-            "INSERT OR REPLACE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(t.id, t.name, t.domain, t.world_id, t.source, t.version(), _dump(t))
-             for t in bench.tasks])
+        self.db.executemany("INSERT OR REPLACE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            [_task_row(t) for t in bench.tasks])
         self.db.executemany("INSERT OR REPLACE INTO worlds VALUES (?, ?)",
                             [(w.id, _dump(w)) for w in bench.worlds])
 
@@ -159,10 +162,8 @@ class AuditStore:
         """
         summary = ImportSummary()
         findings: list[Finding] = []
-        self.db.executemany(
-            "INSERT OR IGNORE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?)",
-            [(t.id, t.name, t.domain, t.world_id, t.source, t.version(), _dump(t))
-             for t in runs.tasks.values()])
+        self.db.executemany("INSERT OR IGNORE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?)",
+                            [_task_row(t) for t in runs.tasks.values()])
         grades_by_attempt: dict[str, list[CriterionGrade]] = {}
         for grade in runs.grades:
             grades_by_attempt.setdefault(grade.attempt_id, []).append(grade)
