@@ -64,6 +64,9 @@ class ReviewData:
                                          light)
         self.queues = {"failures": failures, "passes": self._pass_sample(passed, per_domain, seed),
                        "all": list(ordered)}
+        # Written by `audit` and `suggest`, not while the app runs: read once, not on every move.
+        self.recomputed: dict[str, list[dict]] = self.store.meta("regold", {}) or {}
+        self.suggestions: dict[str, dict] = self.store.meta("suggestions", {}) or {}
 
     def close(self) -> None:
         self.store.close()
@@ -151,11 +154,10 @@ class ReviewData:
         grades: dict[str, list[CriterionGrade]] = defaultdict(list)
         for g in self.store.grades_for_attempts([a.id for a in attempts]):
             grades[g.attempt_id].append(g)
-        recomputed = (self.store.meta("regold", {}) or {}).get(task_id, [])
-        suggestion = (self.store.meta("suggestions", {}) or {}).get(task_id)
         return TaskDetails(task=self.tasks[task_id], attempts=attempts, grades=grades,
-                           findings=self.findings.get(task_id, []), recomputed=recomputed,
-                           suggestion=suggestion)
+                           findings=self.findings.get(task_id, []),
+                           recomputed=self.recomputed.get(task_id, []),
+                           suggestion=self.suggestions.get(task_id))
 
 
 def agreement(labels: dict[str, dict[str, Review]]) -> tuple[str, float | None, int]:

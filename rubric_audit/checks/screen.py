@@ -95,9 +95,12 @@ def gather(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGra
             by_attempt[g.attempt_id].append(g)
     flagged = {(f.task_id, f.evidence.get("attempt")) for f in findings
                if f.check in UNSOUND_PASS_CHECKS}
+    by_task: dict[str, list[Attempt]] = defaultdict(list)
+    for a in attempts:
+        by_task[a.task_id].append(a)
     out = []
     for task in tasks:
-        own = [a for a in attempts if a.task_id == task.id]
+        own = by_task.get(task.id, [])
         graded = [a for a in own if a.state == "graded" and by_attempt.get(a.id)]
         passing = [a for a in graded if attempt_outcome(task, by_attempt[a.id]) == "pass"]
         out.append(TaskEvidence(

@@ -206,9 +206,13 @@ def _effort(by_id: dict[str, Task], attempts: list[Attempt], grades: list[Criter
     for g in grades:
         if g.grader == grader:
             by_attempt[g.attempt_id].append(g)
+    graded_by_task: dict[str, list[Attempt]] = defaultdict(list)
+    for a in attempts:
+        if by_attempt.get(a.id):
+            graded_by_task[a.task_id].append(a)
     rows = []
     for task_id, task in by_id.items():
-        graded = [a for a in attempts if a.task_id == task_id and by_attempt.get(a.id)]
+        graded = graded_by_task.get(task_id, [])
         passing = [a for a in graded if attempt_outcome(task, by_attempt[a.id]) == "pass"]
         tokens = [a.usage.completion_tokens for a in passing if a.usage.completion_tokens]
         rows.append(EffortRow(task_id=task_id, name=task.name,
