@@ -26,7 +26,7 @@ def pairs() -> list[tuple[str, str, str]]:
     for runs, tasks in (
         (load_runs([ROOT / "rubrics/sample/runs"]),
          {t.id: t for t in load_benchmark(ROOT / "rubrics/sample").tasks}),
-        (shared := load_runs([ROOT.parent / "shared/fixtures/apex-agents-runs"]), shared.tasks),
+        (shared := load_runs([ROOT / "tests/fixtures/apex-agents-runs"]), shared.tasks),
     ):
         answers = {a.id: a for a in runs.attempts}
         for g in runs.grades:

@@ -1,4 +1,4 @@
-"""Shared test helpers: benchmarks and run folders generated in tmp_path, and the shared fixtures."""
+"""Shared test helpers: benchmarks and run folders built in tmp_path, and the recorded fixtures."""
 
 from __future__ import annotations
 
@@ -10,7 +10,8 @@ from typing import Any
 import pytest
 
 ROOT = Path(__file__).resolve().parents[1]
-SHARED_RUNS = ROOT.parent / "shared" / "fixtures" / "apex-agents-runs"
+FIXTURES = ROOT / "tests" / "fixtures"
+SHARED_RUNS = FIXTURES / "apex-agents-runs"
 SAMPLE = ROOT / "rubrics" / "sample"
 
 MBOX = b"""From alice@firm.test Mon Mar 03 09:00:00 2025
@@ -153,7 +154,7 @@ def make_variant(root: Path, name: str, model: str, attempts: list[tuple[dict, i
 
 
 def bench_of_shared_runs(root: Path) -> Path:
-    """A benchmark holding the shared fixtures' tasks as their runs recorded them (no worlds)."""
+    """A benchmark holding the recorded fixtures' tasks as their runs recorded them (no worlds)."""
     from rubric_audit.load.runs import load_runs
 
     root.mkdir(parents=True, exist_ok=True)

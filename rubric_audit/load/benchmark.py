@@ -1,4 +1,4 @@
-"""Load an APEX-format benchmark directory into a Benchmark (see ../shared/docs/formats.md).
+"""Load an APEX-format benchmark directory into a Benchmark (see docs/formats.md).
 
 Unusable input raises InputError naming the file and field; anything usable is loaded as it is and
 left for the `input_*` checks to report.
