@@ -20,15 +20,21 @@ from pydantic import BaseModel, Field
 from rubric_audit.atomic import write_atomic
 from rubric_audit.checks.code_grade import code_grades, code_verdicts, judge_disagrees_with_code
 from rubric_audit.checks.controls import control_findings, make_controls
-from rubric_audit.checks.input import ATTEMPT_INPUT_CHECKS, TASK_INPUT_CHECKS
-from rubric_audit.checks.lints import TASK_CHECKS
+from rubric_audit.checks.input import (
+    ATTEMPT_INPUT_CHECKS,
+    TASK_INPUT_CHECKS,
+    input_variants_disagree,
+)
+from rubric_audit.checks.lints import TASK_CHECKS, WORLD_CHECKS
 from rubric_audit.checks.model_lints import MODEL_CHECKS, model_lint
 from rubric_audit.control_runs import code_controls, flip_rates, judge_controls, model_controls
 from rubric_audit.errors import InputError
 from rubric_audit.judge import load_template
 from rubric_audit.llm import ModelConfig, ModelUnavailable, ResponseCache, default_cache_path
-from rubric_audit.load.benchmark import load_benchmark
-from rubric_audit.load.runs import RecordedRuns, load_runs
+from rubric_audit.load.benchmark import TASKS_FILE, load_benchmark
+from rubric_audit.load.runs import RecordedRuns
+from rubric_audit.load.sources import load_sources
+from rubric_audit.load.variant_tasks import shared_task
 from rubric_audit.load.world import load_task_world
 from rubric_audit.model import Benchmark, CriterionGrade, Finding, Task, WorldContents
 from rubric_audit.regold import regold_everything
@@ -40,6 +46,7 @@ from rubric_audit.store import AuditStore, ControlGrade, ImportSummary
 DB_NAME = "audit.db"
 BENCHMARK_STAGE = "input:benchmark"
 RUNS_STAGE = "input:runs"
+VARIANTS_STAGE = "input:variants"
 CODE_STAGE = "code"
 LINTS_STAGE = "lints"
 CONTROLS_STAGE = "controls"
@@ -69,7 +76,8 @@ def runs_for_benchmark(runs: RecordedRuns, bench: Benchmark) -> RecordedRuns:
     """Only attempts of the benchmark's tasks; the benchmark's own task records stand."""
     known = {a.id for a in runs.attempts if bench.task(a.task_id) is not None}
     return RecordedRuns(attempts=[a for a in runs.attempts if a.id in known],
-                        grades=[g for g in runs.grades if g.attempt_id in known])
+                        grades=[g for g in runs.grades if g.attempt_id in known],
+                        sources=runs.sources)
 
 
 def check_numbers_in_code(store: AuditStore) -> None:
@@ -117,13 +125,28 @@ def import_into(store: AuditStore, runs: RecordedRuns,
             store.replace_findings(BENCHMARK_STAGE, benchmark_findings(bench))
         summary, conflicts = store.add_runs(runs)
         store.add_findings(RUNS_STAGE, findings + conflicts)
+        share_run_tasks(store)
+    summary.sources = runs.sources
     return summary, findings + conflicts
+
+
+def share_run_tasks(store: AuditStore) -> None:
+    """Rebuild the tasks known only from runs over every variant stored so far (so the order of
+    imports does not matter), with each variant's prompt difference and their disagreements."""
+    tasks, differences, findings = [], [], []
+    for task_id, recorded in store.run_tasks().items():
+        task, own = shared_task(task_id, recorded)
+        tasks.append(task)
+        differences += own
+        findings += input_variants_disagree(task, recorded, own)
+    store.replace_run_tasks(tasks, differences)
+    store.replace_findings(VARIANTS_STAGE, findings)
 
 
 def import_runs(run_paths: list[Path], db: Path, bench_path: Path | None) -> ImportSummary:
     """`rubric-audit import`: add run folders to an audit.db."""
     bench = load_benchmark(bench_path) if bench_path else None
-    runs = load_runs(run_paths)
+    runs = load_sources(run_paths)
     db.parent.mkdir(parents=True, exist_ok=True)
     with AuditStore(db) as store:
         summary, _ = import_into(store, runs, bench)
@@ -169,11 +192,26 @@ class AuditOptions(BaseModel):
 class SkippedStep(BaseModel):
     step: str
     enable_with: str
+    needs: str = "a model"
 
 
-def skipped_steps(options: AuditOptions) -> list[SkippedStep]:
-    """The model-dependent checks this audit did not run, and the option that runs each."""
+def skipped_steps(options: AuditOptions, with_benchmark: bool = True) -> list[SkippedStep]:
+    """The checks this audit did not run (needing a model, or the benchmark's worlds and golds),
+    and the option that runs each."""
     steps = []
+    if not with_benchmark:
+        steps += [
+            SkippedStep(step="static checks that read the task's world: "
+                             + ", ".join(c.__name__ for c in WORLD_CHECKS),
+                        enable_with="--bench BENCH", needs="the benchmark's worlds"),
+            SkippedStep(step="gold recomputation from the task's workbook (BENCH/regold/)",
+                        enable_with="--bench BENCH", needs="the benchmark's worlds"),
+            SkippedStep(step="gold controls, near misses and alternatives (the runs carry no "
+                             "gold)", enable_with="--bench BENCH", needs="the benchmark's golds"),
+        ]
+        if options.lint_model is not None:
+            steps.append(SkippedStep(step="model-assisted checks: " + ", ".join(MODEL_CHECKS),
+                                     enable_with="--bench BENCH", needs="the benchmark's worlds"))
     if options.judge is None:
         steps.append(SkippedStep(step="judge-graded controls (gold, null, near misses, "
                                       "alternatives; --repeats for judge flip rates)",
@@ -188,10 +226,15 @@ def skipped_steps(options: AuditOptions) -> list[SkippedStep]:
 
 
 def run_lints(store: AuditStore, bench: Benchmark, worlds: dict[str, WorldContents]) -> None:
-    """The static task checks, and gold recomputation where recipes exist; replaces both stages."""
+    """The static task checks, and gold recomputation where recipes exist; replaces both stages.
+
+    Tasks known only from runs have no world: the checks that read one skip them, and gold
+    recomputation runs only on a benchmark read from disk.
+    """
     findings = [f for task in bench.tasks for check in TASK_CHECKS
-                for f in check(task, worlds[task.id])]
-    recomputed, regold_findings = regold_everything(bench)
+                if task.source == "benchmark" or check not in WORLD_CHECKS
+                for f in check(task, worlds.get(task.id, WorldContents()))]
+    recomputed, regold_findings = regold_everything(bench) if bench.root else ({}, [])
     with store.transaction():
         store.replace_findings(LINTS_STAGE, findings)
         store.replace_findings(REGOLD_STAGE, regold_findings)
@@ -222,7 +265,7 @@ async def run_model_steps(store: AuditStore, bench: Benchmark,
             controls, cache, options.repeats, options.concurrency)
         failures += missed
     model_findings: list[Finding] = []
-    if options.lint_model:
+    if options.lint_model and bench.root:
         config = _config(options.lint_model, options)
         for task in bench.tasks:
             for check in MODEL_CHECKS:
@@ -236,7 +279,7 @@ async def run_model_steps(store: AuditStore, bench: Benchmark,
         store.replace_control_grades("code", code_controls(tasks, controls))
         if options.judge:
             store.replace_control_grades(f"judge:{options.judge}", judged)
-        if options.lint_model:
+        if options.lint_model and bench.root:
             store.replace_findings(MODEL_LINTS_STAGE, model_findings)
         store.replace_findings(CONTROLS_STAGE, _control_findings(tasks, store))
     return failures
@@ -270,26 +313,53 @@ def _control_findings(tasks: dict[str, Task], store: AuditStore) -> list[Finding
     return findings
 
 
-def run_audit(bench_path: Path, run_paths: list[Path] | None, out: Path,
+def audit_inputs(paths: list[Path], bench: Path | None, runs: list[Path] | None
+                 ) -> tuple[Path | None, list[Path] | None]:
+    """The benchmark and run folders of `audit PATHS... [--bench B] [--runs R]`: a path holding
+    tasks_and_rubrics.json is the benchmark; the others are runs. None runs: the benchmark's own."""
+    benches = [p for p in paths if (p / TASKS_FILE).is_file()]
+    if bench is not None:
+        benches.insert(0, bench)
+    if len(benches) > 1:
+        raise InputError(benches[1], None, f"a second benchmark (already given {benches[0]}): "
+                                           f"audit one benchmark at a time")
+    run_paths = [p for p in paths if p not in benches] + list(runs or [])
+    if not benches and not run_paths:
+        raise InputError("audit", None, "give run folders, a benchmark (--bench), or both")
+    return (benches[0] if benches else None), (run_paths or None)
+
+
+def run_audit(bench_path: Path | None, run_paths: list[Path] | None, out: Path,
               options: AuditOptions | None = None) -> AuditResult:
-    """The main job. Offline it does every deterministic step and lists what it skipped."""
+    """The main job. Offline it does every deterministic step and lists what it skipped.
+
+    Without a benchmark, the tasks are rebuilt from the runs, and the steps that need a world or
+    a gold are listed as skipped.
+    """
     options = options or AuditOptions()
-    bench = load_benchmark(bench_path)
-    paths = default_runs(bench_path) if run_paths is None else run_paths
-    runs = load_runs(paths) if paths else RecordedRuns()
+    bench = load_benchmark(bench_path) if bench_path is not None else None
+    if run_paths is not None:
+        paths = run_paths
+    elif bench_path is not None:
+        paths = default_runs(bench_path)
+    else:
+        raise InputError("audit", None, "give run folders, a benchmark (--bench), or both")
+    runs = load_sources(paths) if paths else RecordedRuns()
     worlds = {t.id: load_task_world(bench, t) if bench.world(t.world_id) else WorldContents()
-              for t in bench.tasks}
+              for t in bench.tasks} if bench is not None else {}
     if out.exists() and not out.is_dir():
         raise InputError(out, None, "output path exists and is not a folder")
     with _output_folder(out) as folder, AuditStore(folder / DB_NAME) as store:
         imported, _ = import_into(store, runs, bench)
         check_numbers_in_code(store)
-        run_lints(store, bench, worlds)
-        failures = anyio.run(run_model_steps, store, bench, worlds, options)
+        audited = bench or Benchmark(name="recorded runs", root="", tasks=store.tasks(),
+                                     worlds=[])
+        run_lints(store, audited, worlds)
+        failures = anyio.run(run_model_steps, store, audited, worlds, options)
         with store.transaction():
             store.set_meta("audit", {
                 "unavailable_threshold": options.unavailable_threshold,
-                "skipped": [s.model_dump() for s in skipped_steps(options)],
+                "skipped": [s.model_dump() for s in skipped_steps(options, bench is not None)],
                 "model_failures": sorted(set(failures)),
                 "models_used": [m for m in (options.judge, options.lint_model,
                                             options.near_miss_model) if m]})

@@ -120,6 +120,7 @@ def import_command(
     from rubric_audit.audit import import_runs
 
     summary = import_runs(runs, db, bench)
+    _print_sources(summary.sources)
     out.print(f"Imported into {escape(str(db))}: {summary.added_graded} graded and "
               f"{summary.added_unavailable} unavailable attempts added, {summary.unchanged} "
               f"already stored.")
@@ -128,13 +129,29 @@ def import_command(
                   f"were skipped (see findings: input_attempt_conflict).")
 
 
+def _print_sources(sources) -> None:
+    """Per source: what it gave, why attempts are unavailable, and what could not be mapped."""
+    for s in sources:
+        reasons = "; ".join(f"{n} x {r}" for r, n in s.unavailable_reasons.items())
+        out.print(f"Read {escape(s.path)} ({s.format}): {s.attempts} attempts, {s.graded} graded, "
+                  f"{s.unavailable} unavailable{escape(f' ({reasons})') if reasons else ''}; "
+                  f"{s.tasks} tasks, {s.criteria} criteria.")
+        for item in s.unmapped:
+            out.print(f"  [yellow]not mapped:[/] {escape(item)}")
+
+
 @app.command("audit")
 @user_errors
 def audit_command(
-    bench: BenchArg,
     out_dir: Annotated[Path, typer.Option("--out", help="Folder for audit.db and reports.")],
+    paths: Annotated[list[Path] | None, typer.Argument(
+        help="Run folders; a benchmark directory given here counts as --bench.",
+        show_default=False)] = None,
+    bench: Annotated[Path | None, typer.Option(
+        help="APEX-format benchmark the runs belong to (optional: without it the tasks are "
+             "rebuilt from the runs).")] = None,
     runs: Annotated[list[Path] | None, typer.Option(
-        "--runs", help="Run folders (default: the benchmark's own runs/ folder).")] = None,
+        "--runs", help="Run folders (default with a benchmark: its own runs/ folder).")] = None,
     judge: Annotated[str | None, typer.Option(
         help="Judge model for the controls (gold, null, near misses, alternatives).")] = None,
     judge_template: Annotated[Path | None, typer.Option(help="Judge prompt template.")] = None,
@@ -152,13 +169,15 @@ def audit_command(
     cache: Annotated[Path | None, typer.Option(help="Model response cache file.")] = None,
 ) -> None:
     """The main job: load, validate, check, control and score; models only where given."""
-    from rubric_audit.audit import AuditOptions, run_audit
+    from rubric_audit.audit import AuditOptions, audit_inputs, run_audit
 
     options = AuditOptions(judge=judge, judge_template=judge_template, lint_model=lint_model,
                            near_miss_model=near_miss_model, repeats=repeats,
                            unavailable_threshold=unavailable_threshold, api_base=api_base,
                            concurrency=concurrency, cache=cache)
+    bench, runs = audit_inputs(paths or [], bench, runs)
     result = run_audit(bench, runs, out_dir, options)
+    _print_sources(result.imported.sources)
     s = result.summary
     out.print(f"Audited {s.tasks} tasks and {s.attempts} attempts "
               f"({result.imported.added} newly imported).")
@@ -185,7 +204,8 @@ def audit_command(
     else:
         out.print("Ran offline: no model was called.")
     for step in s.skipped:
-        out.print(f"Skipped (needs a model): {step['step']}; enable with {step['enable_with']}.")
+        out.print(f"Skipped (needs {step.get('needs', 'a model')}): {step['step']}; enable with "
+                  f"{step['enable_with']}.")
     for failure in s.model_failures:
         out.print(f"[yellow]Model unavailable:[/] {escape(failure)} (those checks are missing, "
                   f"not failed)")

@@ -207,6 +207,29 @@ class CriterionGrade(Record):
     score: float | None = None
 
 
+class VariantPrompt(Record):
+    """What one variant's prompt added to, or dropped from, the prompt its task's variants share."""
+
+    task_id: str
+    variant: str
+    added: list[str] = Field(default_factory=list)
+    dropped: list[str] = Field(default_factory=list)
+
+
+class SourceSummary(Record):
+    """What one source (variant folder, Harbor job, inspect log) gave: said per source on import."""
+
+    path: str
+    format: str
+    attempts: int = 0
+    graded: int = 0
+    unavailable: int = 0
+    unavailable_reasons: dict[str, int] = Field(default_factory=dict)
+    tasks: int = 0
+    criteria: int = 0
+    unmapped: list[str] = Field(default_factory=list, description="what could not be mapped")
+
+
 Severity = Literal["error", "warning", "info"]
 
 

@@ -14,12 +14,22 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from pydantic import BaseModel
+from pydantic import BaseModel, Field
 
 from rubric_audit.checks.controls import Control
 from rubric_audit.errors import InputError
 from rubric_audit.load.runs import RecordedRuns
-from rubric_audit.model import Attempt, Benchmark, CriterionGrade, Finding, Review, Task, World
+from rubric_audit.model import (
+    Attempt,
+    Benchmark,
+    CriterionGrade,
+    Finding,
+    Review,
+    SourceSummary,
+    Task,
+    VariantPrompt,
+    World,
+)
 
 MIGRATIONS = [
     """
@@ -63,6 +73,14 @@ MIGRATIONS = [
     """
     CREATE TABLE meta (key TEXT PRIMARY KEY, value TEXT NOT NULL);
     """,
+    """
+    CREATE TABLE run_tasks (
+        task_id TEXT NOT NULL, variant TEXT NOT NULL, json TEXT NOT NULL,
+        PRIMARY KEY (task_id, variant));
+    CREATE TABLE variant_prompts (
+        task_id TEXT NOT NULL, variant TEXT NOT NULL, json TEXT NOT NULL,
+        PRIMARY KEY (task_id, variant));
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -82,6 +100,7 @@ class ImportSummary(BaseModel):
     added_unavailable: int = 0
     unchanged: int = 0
     conflicts: int = 0
+    sources: list[SourceSummary] = Field(default_factory=list)
 
     @property
     def added(self) -> int:
@@ -164,6 +183,10 @@ class AuditStore:
         findings: list[Finding] = []
         self.db.executemany("INSERT OR IGNORE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?)",
                             [_task_row(t) for t in runs.tasks.values()])
+        self.db.executemany("INSERT OR IGNORE INTO run_tasks VALUES (?, ?, ?)",
+                            [(task_id, variant, _dump(task))
+                             for task_id, by_variant in runs.recorded.items()
+                             for variant, task in by_variant.items()])
         grades_by_attempt: dict[str, list[CriterionGrade]] = {}
         for grade in runs.grades:
             grades_by_attempt.setdefault(grade.attempt_id, []).append(grade)
@@ -196,6 +219,29 @@ class AuditStore:
             else:
                 summary.added_unavailable += 1
         return summary, findings
+
+    def run_tasks(self) -> dict[str, dict[str, Task]]:
+        """Each task as each variant's runs recorded it: task id -> variant -> task."""
+        out: dict[str, dict[str, Task]] = {}
+        for task_id, variant, raw in self.db.execute(
+                "SELECT task_id, variant, json FROM run_tasks ORDER BY task_id, variant"):
+            out.setdefault(task_id, {})[variant] = Task.model_validate_json(raw)
+        return out
+
+    def replace_run_tasks(self, tasks: Iterable[Task], differences: Iterable[VariantPrompt]
+                          ) -> None:
+        """Tasks rebuilt from the runs replace earlier ones (never a benchmark's own task)."""
+        self.db.executemany(
+            "INSERT OR REPLACE INTO tasks SELECT ?, ?, ?, ?, ?, ?, ? WHERE NOT EXISTS "
+            "(SELECT 1 FROM tasks WHERE task_id = ? AND source = 'benchmark')",
+            [(*_task_row(t), t.id) for t in tasks])
+        self.db.execute("DELETE FROM variant_prompts")
+        self.db.executemany("INSERT INTO variant_prompts VALUES (?, ?, ?)",
+                            [(d.task_id, d.variant, _dump(d)) for d in differences])
+
+    def variant_prompts(self) -> list[VariantPrompt]:
+        return [VariantPrompt.model_validate_json(r[0]) for r in self.db.execute(
+            "SELECT json FROM variant_prompts ORDER BY task_id, variant")]
 
     def save_grades(self, grades: Iterable[CriterionGrade]) -> None:
         self.db.executemany(

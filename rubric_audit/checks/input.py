@@ -8,7 +8,9 @@ from __future__ import annotations
 
 from collections.abc import Callable, Iterator
 
-from rubric_audit.model import Attempt, Benchmark, CriterionGrade, Finding, Task
+from rubric_audit.model import Attempt, Benchmark, CriterionGrade, Finding, Task, VariantPrompt
+
+QUOTED = 5  # sentences quoted in a finding; the whole difference is stored with the variant
 
 
 def input_unknown_world(task: Task, bench: Benchmark) -> Iterator[Finding]:
@@ -87,6 +89,47 @@ def input_grade_mismatch(attempt: Attempt, grades: list[CriterionGrade],
                               f"without a grade",
                       evidence={"attempt": attempt.id, "unknown_verifier_ids": unknown,
                                 "criteria_without_grade": ungraded})
+
+
+def input_variants_disagree(task: Task, recorded: dict[str, Task],
+                            differences: list[VariantPrompt]) -> Iterator[Finding]:
+    """Variants that recorded the same task id with another rubric, world or prompt.
+
+    `task` is the task as the variants share it (`load.variant_tasks.shared_task`). A prompt that
+    only adds sentences is a prompt variant (info); one that drops sentences of the shared prompt
+    changed the task's own text (warning); another rubric or world makes the variants' grades
+    incomparable (error).
+    """
+    rubric = [(c.id, c.text) for c in task.criteria]
+    other = {v: [(c.id, c.text) for c in t.criteria] for v, t in sorted(recorded.items())
+             if [(c.id, c.text) for c in t.criteria] != rubric}
+    if other:
+        kept = sorted(set(recorded) - set(other))
+        yield Finding(task_id=task.id, check="input_variants_disagree", severity="error",
+                      message=f"variants recorded this task with different rubrics: kept the one "
+                              f"of {', '.join(kept)}; {', '.join(other)} graded another",
+                      evidence={"kept": {"variants": kept, "criteria": rubric},
+                                "other": {v: {"criteria": c} for v, c in other.items()}})
+    worlds = {v: t.world_id for v, t in sorted(recorded.items()) if t.world_id != task.world_id}
+    if worlds:
+        yield Finding(task_id=task.id, check="input_variants_disagree", severity="error",
+                      message=f"variants recorded this task in different worlds: kept "
+                              f"{task.world_id!r}; " + ", ".join(f"{v} ran in {w!r}"
+                                                              for v, w in worlds.items()),
+                      evidence={"kept": task.world_id, "other": worlds})
+    for d in differences:
+        if d.added or d.dropped:
+            changed = ", ".join(part for part in (
+                f"adds {len(d.added)} sentence(s)" if d.added else "",
+                f"drops {len(d.dropped)} of the task's sentence(s)" if d.dropped else "") if part)
+            yield Finding(task_id=task.id, check="input_variants_disagree",
+                          severity="warning" if d.dropped else "info",
+                          message=f"variant {d.variant} {changed} to the prompt the variants "
+                                  f"share (stored as its difference; the task keeps the shared "
+                                  f"prompt)",
+                          evidence={"variant": d.variant, "added": d.added[:QUOTED],
+                                    "dropped": d.dropped[:QUOTED], "added_count": len(d.added),
+                                    "dropped_count": len(d.dropped)})
 
 
 TaskCheck = Callable[[Task, Benchmark], Iterator[Finding]]

@@ -218,3 +218,9 @@ TASK_CHECKS: list[TaskCheck] = [
     numeric_criterion_without_tolerance,
     task_depends_on_messages,
 ]
+# Checks that read the task's world: they cannot run on a task known only from its runs.
+WORLD_CHECKS: list[TaskCheck] = [
+    criterion_terms_absent_from_world,
+    prompt_names_missing_file,
+    task_depends_on_messages,
+]

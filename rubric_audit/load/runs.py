@@ -19,7 +19,16 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from rubric_audit.errors import InputError, read_json
-from rubric_audit.model import Attempt, Criterion, CriterionGrade, Task, Usage
+from rubric_audit.load.variant_tasks import shared_task
+from rubric_audit.model import (
+    Attempt,
+    Criterion,
+    CriterionGrade,
+    SourceSummary,
+    Task,
+    Usage,
+    VariantPrompt,
+)
 
 RESULTS_CSV = "results.csv"
 FAILURES_JSONL = "results.failures.jsonl"
@@ -28,11 +37,47 @@ ATTEMPT_DIR = re.compile(r"attempt_(\d+)")
 
 
 class RecordedRuns(BaseModel):
-    """Everything read from run folders: attempts, recorded grades, and tasks as the runs saw them."""
+    """Everything read from run folders: attempts, recorded grades, and tasks as the runs saw them.
+
+    `recorded` holds each task as each variant recorded it; `tasks` the task as its variants share
+    it, and `differences` what each variant's prompt added or dropped (see `variant_tasks`).
+    """
 
     attempts: list[Attempt] = Field(default_factory=list)
     grades: list[CriterionGrade] = Field(default_factory=list)
     tasks: dict[str, Task] = Field(default_factory=dict)
+    recorded: dict[str, dict[str, Task]] = Field(default_factory=dict)
+    differences: list[VariantPrompt] = Field(default_factory=list)
+    sources: list[SourceSummary] = Field(default_factory=list)
+
+    def extend(self, other: RecordedRuns) -> None:
+        """Add another source's runs (call `share_tasks` once all are in)."""
+        self.attempts.extend(other.attempts)
+        self.grades.extend(other.grades)
+        self.sources.extend(other.sources)
+        for task_id, by_variant in other.recorded.items():
+            for variant, task in by_variant.items():
+                self.recorded.setdefault(task_id, {}).setdefault(variant, task)
+
+    def share_tasks(self) -> None:
+        """Each task as its variants share it, and what each variant's prompt changed."""
+        self.differences = []
+        for task_id, by_variant in self.recorded.items():
+            self.tasks[task_id], differences = shared_task(task_id, by_variant)
+            self.differences += differences
+
+
+def summarize(path: Path, fmt: str, runs: RecordedRuns, unmapped: list[str]) -> SourceSummary:
+    """What a source gave: attempts by state, unavailable reasons, tasks and criteria."""
+    reasons = Counter(a.unavailable_reason or "no reason recorded" for a in runs.attempts
+                      if a.state == "unavailable")
+    task_ids = {a.task_id for a in runs.attempts}
+    return SourceSummary(
+        path=str(path), format=fmt, attempts=len(runs.attempts),
+        graded=sum(a.state == "graded" for a in runs.attempts), unavailable=sum(reasons.values()),
+        unavailable_reasons=dict(reasons.most_common()), tasks=len(task_ids),
+        criteria=sum(len(runs.tasks[t].criteria) for t in task_ids if t in runs.tasks),
+        unmapped=unmapped)
 
 
 def _is_attempt_dir(folder: Path) -> bool:
@@ -263,19 +308,29 @@ def load_variant(variant_dir: Path) -> RecordedRuns:
     models = Counter(r.get("agent_model") for r in [*rows, *failures] if r.get("agent_model"))
     default_model = models.most_common(1)[0][0] if models else variant
     runs = RecordedRuns()
+    unmapped = []
     for task_dir in sorted(p for p in variant_dir.iterdir() if p.is_dir()):
         task_id = task_dir.name
         row = row_by_task.get(task_id) or {
             k: str(v) for k, v in failure_by_task.get(task_id, {}).items()}
         model = row.get("agent_model") or default_model
-        for index, folder in _attempt_folders(task_dir):
+        folders = _attempt_folders(task_dir)
+        if not folders:
+            unmapped.append(f"{task_dir.name}/: no attempt files")
+        for index, folder in folders:
             failure = failure_by_attempt.get((task_id, index), failure_by_task.get(task_id))
             attempt, grades = _attempt(folder, variant, task_id, index, model, failure)
             if attempt.judge_model is None and row.get("judge_model"):
                 attempt = attempt.model_copy(update={"judge_model": row["judge_model"]})
             runs.attempts.append(attempt)
             runs.grades.extend(grades)
-            runs.tasks.setdefault(task_id, _task_from_run(folder, task_id, row))
+            runs.recorded.setdefault(task_id, {}).setdefault(
+                variant, _task_from_run(folder, task_id, row))
+    stored = {a.task_id for a in runs.attempts}
+    unmapped += [f"{RESULTS_CSV}: row for {task_id} has no task folder"
+                 for task_id in row_by_task if task_id not in stored]
+    runs.share_tasks()
+    runs.sources.append(summarize(variant_dir, "archipelago", runs, unmapped))
     return runs
 
 
@@ -284,9 +339,6 @@ def load_runs(paths: list[Path]) -> RecordedRuns:
     combined = RecordedRuns()
     for path in paths:
         for variant_dir in variant_dirs(Path(path)):
-            runs = load_variant(variant_dir)
-            combined.attempts.extend(runs.attempts)
-            combined.grades.extend(runs.grades)
-            for task_id, task in runs.tasks.items():
-                combined.tasks.setdefault(task_id, task)
+            combined.extend(load_variant(variant_dir))
+    combined.share_tasks()
     return combined

@@ -72,8 +72,9 @@ def _overview(summary: AuditSummary) -> Section:
         f"Models used by this audit: {', '.join(summary.models_used)}." if summary.models_used
         else "Ran offline: no model was called."))]
     if summary.skipped:
-        blocks += [Text("Not run (each needs a model):"), Bullets(
-            [f"{s['step']}: enable with `{s['enable_with']}`" for s in summary.skipped])]
+        blocks += [Text("Not run:"), Bullets(
+            [f"{s['step']} (needs {s.get('needs', 'a model')}): enable with `{s['enable_with']}`"
+             for s in summary.skipped])]
     if summary.model_failures:
         blocks += [Text("Model calls that failed (those checks are missing, not failed):"),
                    Bullets(summary.model_failures)]

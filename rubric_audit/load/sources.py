@@ -1,0 +1,28 @@
+"""Recorded runs in any format rubric-audit reads, each path read by its format's loader.
+
+A path is an Archipelago variant folder (or a folder of them). Each loader says per source what
+it read (`SourceSummary`), and the tasks are shared over every variant of every source at the end.
+"""
+
+from __future__ import annotations
+
+from pathlib import Path
+
+from rubric_audit.load.runs import RecordedRuns, load_variant, variant_dirs
+
+
+def load_source(path: Path) -> RecordedRuns:
+    """The runs under one path, read by the loader of its format."""
+    runs = RecordedRuns()
+    for variant_dir in variant_dirs(path):
+        runs.extend(load_variant(variant_dir))
+    return runs
+
+
+def load_sources(paths: list[Path]) -> RecordedRuns:
+    """Runs from every path, with each task as its variants share it."""
+    combined = RecordedRuns()
+    for path in paths:
+        combined.extend(load_source(Path(path)))
+    combined.share_tasks()
+    return combined

@@ -1,0 +1,83 @@
+"""Tasks rebuilt from the variants that ran them: the shared prompt, differences, disagreements."""
+
+from __future__ import annotations
+
+import json
+
+from rubric_audit.checks.input import input_variants_disagree
+from rubric_audit.load.runs import load_runs
+from rubric_audit.load.variant_tasks import sentences, shared_task
+from rubric_audit.model import Criterion, Task
+from tests.conftest import SHARED_RUNS
+
+BASE = "Compute the DCF value per share. Use the midyear convention.\n\nRound to the cent."
+
+
+def _task(prompt: str, criteria: tuple[str, ...] = ("States 12.34",), world: str = "w") -> Task:
+    return Task(id="t", name="t", world_id=world, prompt=prompt, source="runs",
+                criteria=[Criterion(id=f"c{i}", text=text) for i, text in enumerate(criteria)])
+
+
+def test_the_recorded_fixtures_keep_the_prompt_without_the_cheatsheet() -> None:
+    runs = load_runs([SHARED_RUNS])
+    for task in runs.tasks.values():
+        messages = json.loads((SHARED_RUNS / "grok43high-baseline" / task.id /
+                               "initial_messages.json").read_text())
+        assert task.prompt == messages[1]["content"]
+    added = [d for d in runs.differences if d.added]
+    assert {d.variant for d in added} == {"grok43high-dc-rs"} and len(added) == len(runs.tasks)
+    for d in added:
+        assert not any(sentence in runs.tasks[d.task_id].prompt for sentence in d.added
+                       if len(sentence) > 20)
+        assert "Reference cheatsheet" in " ".join(d.added)
+
+
+def test_a_variant_folder_read_first_does_not_give_the_task_its_prompt() -> None:
+    runs = load_runs([SHARED_RUNS / "grok43high-dc-rs", SHARED_RUNS / "grok43high-baseline"])
+    assert not any("cheatsheet" in t.prompt for t in runs.tasks.values())
+
+
+def test_added_and_dropped_sentences_are_each_variants_difference() -> None:
+    task, differences = shared_task("t", {
+        "base": _task(BASE),
+        "hint": _task("Check the mail first. " + BASE),
+        "terse": _task(BASE.replace(" Use the midyear convention.", ""))})
+    assert task.prompt == BASE
+    by_variant = {d.variant: (d.added, d.dropped) for d in differences}
+    assert by_variant == {"base": ([], []), "hint": (["Check the mail first."], []),
+                          "terse": ([], ["Use the midyear convention."])}
+
+
+def test_two_additions_without_a_plain_run_leave_the_shared_sentences() -> None:
+    task, differences = shared_task("t", {"a": _task("Hint A. " + BASE),
+                                          "b": _task(BASE + "\nHint B.")})
+    assert sentences(task.prompt) == sentences(BASE)
+    assert "Hint" not in task.prompt
+    assert {d.variant: d.added for d in differences} == {"a": ["Hint A."], "b": ["Hint B."]}
+
+
+def test_rubric_and_world_disagreements_are_findings() -> None:
+    recorded = {"a": _task(BASE), "b": _task(BASE), "c": _task(BASE, ("States 99",), "w2")}
+    task, differences = shared_task("t", recorded)
+    assert task.criteria[0].text == "States 12.34" and task.world_id == "w"
+    findings = list(input_variants_disagree(task, recorded, differences))
+    assert [f.severity for f in findings] == ["error", "error"]
+    assert findings[0].evidence["kept"]["variants"] == ["a", "b"]
+    assert list(findings[0].evidence["other"]) == ["c"]
+    assert findings[1].evidence["other"] == {"c": "w2"}
+
+
+def test_variants_that_agree_give_no_finding() -> None:
+    recorded = {"a": _task(BASE), "b": _task(BASE)}
+    task, differences = shared_task("t", recorded)
+    assert task.prompt == BASE
+    assert list(input_variants_disagree(task, recorded, differences)) == []
+
+
+def test_a_dropped_sentence_is_a_warning_and_an_addition_info() -> None:
+    recorded = {"base": _task(BASE), "hint": _task(BASE + " Hint."),
+                "terse": _task(BASE.replace("Round to the cent.", ""))}
+    task, differences = shared_task("t", recorded)
+    severity = {f.evidence["variant"]: f.severity
+                for f in input_variants_disagree(task, recorded, differences)}
+    assert severity == {"hint": "info", "terse": "warning"}
