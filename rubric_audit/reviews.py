@@ -2,12 +2,22 @@
 
 from __future__ import annotations
 
+import hashlib
 from collections import Counter, defaultdict
 
-from rubric_audit.model import Review, Task
+from rubric_audit.model import Finding, Review, Task
 
 FAILURE_LABELS = ("defective_task", "grader_error", "ambiguous", "model_error")
 PASS_LABELS = ("sound", "unearned")
+LABEL_NAMES = {"defective_task": "defective task", "grader_error": "grader error",
+               "ambiguous": "ambiguous", "model_error": "model error", "sound": "sound",
+               "unearned": "unearned credit"}
+
+
+def finding_key(finding: Finding) -> str:
+    """A finding's identity across re-audits: a hash of what it says (task, criterion, check,
+    message, evidence), so a reviewer's judgement of it survives re-running the checks."""
+    return hashlib.sha256(finding.model_dump_json().encode()).hexdigest()[:16]
 
 
 def current_labels(log: list[tuple[int, Review]]) -> dict[str, dict[str, Review]]:

@@ -34,7 +34,7 @@ class Suggestion(BaseModel):
 
 
 def _evidence(data: ReviewData, task_id: str) -> str:
-    from tui.widgets.task_view import findings_text, gold_text, overview
+    from tui.render import findings_text, gold_text, overview
 
     details = data.details(task_id)
     answers = "\n\n".join(f"### {a.variant} #{a.index}\n{a.answer or '(no answer)'}"

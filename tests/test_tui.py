@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from rubric_audit.audit import run_audit
 from rubric_audit.cli import app as cli
 from rubric_audit.model import Review
+from rubric_audit.reviews import LABEL_NAMES
 from tests.conftest import SAMPLE, SHARED_RUNS, bench_of_shared_runs
 from tests.fakes.openai_server import FakeOpenAI, Reply, text
 from tui.app import ReviewApp, load_keymap
@@ -58,6 +59,18 @@ async def run(out: Path, reviewer: str, keys: list[str], keymap: dict | None = N
     return seen
 
 
+def footer(app: ReviewApp) -> dict[str, str]:
+    """Key -> description of every key the footer shows."""
+    from textual.widgets._footer import FooterKey
+
+    return {k.key_display: k.description for k in app.screen.query(FooterKey)}
+
+
+def toasts(app: ReviewApp) -> list[str]:
+    """The messages the app has notified and not yet timed out."""
+    return [n.message for n in app._notifications]
+
+
 def labels(out: Path, reviewer: str) -> dict[str, str]:
     data = ReviewData(out, reviewer)
     try:
@@ -85,6 +98,79 @@ async def test_note_is_kept_with_the_label(out: Path) -> None:
     label = data.mine()[first].label
     data.close()
     assert notes == ["judge ignored the range"] and label == "grader_error"
+
+
+@pytest.mark.parametrize("queue", ["f", "p", "a"])
+async def test_visible_label_names_match_what_each_key_records(out: Path, queue: str) -> None:
+    """On every task of every queue the footer and status line name the label keys, and a key
+    (each in turn over the tasks) records the label it is named for: the keys' meaning follows
+    the task under the cursor."""
+    data = ReviewData(out, "ana")
+    app = ReviewApp(data)
+    checked: set[tuple[int, str]] = set()
+    async with app.run_test(size=(200, 40)) as pilot:
+        await pilot.press(queue)
+        await pilot.pause()
+        for i, task_id in enumerate(list(app.task_ids)):
+            assert app.current_task == task_id
+            shown = {k: d for k, d in footer(app).items() if k in "1234"}
+            status = str(app.query_one("#status").render())
+            assert shown and not any(d.startswith("Label") for d in shown.values())
+            assert all(f"{key} {name}" in status for key, name in shown.items())
+            key = sorted(shown)[i % len(shown)]
+            await pilot.press(key)
+            await pilot.pause()
+            assert LABEL_NAMES[data.mine()[task_id].label] == shown[key], (task_id, key)
+            checked.add((len(shown), key))
+    mixed = {data.labels_for(t) for t in data.queues["all"]}
+    data.close()
+    assert {(2, "1"), (2, "2")} <= checked if queue == "p" else {(4, "4")} <= checked
+    if queue == "a":
+        assert len(mixed) == 2, "the All queue mixes failure and pass labels"
+
+
+async def test_tab_keys_next_task_on_overview_and_page_down_scrolls(out: Path) -> None:
+    from textual.containers import VerticalScroll
+
+    data = ReviewData(out, "ana")
+    app = ReviewApp(data)
+    async with app.run_test(size=(100, 24)) as pilot:
+        await pilot.pause()
+        view = app.query_one("#task")
+        await pilot.press("f3")
+        assert view.active == "findings"
+        await pilot.press("right_square_bracket")
+        assert view.active == "gold"
+        await pilot.press("left_square_bracket", "left_square_bracket")
+        assert view.active == "answers"
+        await pilot.press("j")
+        await pilot.pause()
+        assert view.active == "overview" and app.position == 1
+        scroll = app.query_one("#overview-tab").query_one(VerticalScroll)
+        await pilot.press("pagedown")
+        await pilot.pause()
+        assert scroll.scroll_y > 0 and app.position == 1, "PageDown scrolls, the queue stays"
+
+
+async def test_skip_note_and_undo_say_what_they_did(out: Path) -> None:
+    data = ReviewData(out, "ana")
+    app = ReviewApp(data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        first = app.current_task
+        await pilot.press("s")
+        await pilot.pause()
+        assert any("skipped nordlys_02" in t for t in toasts(app))
+        row = str(app.query_one("#tasks").get_option_at_index(0).prompt)
+        assert row.startswith("»") and "skipped" in row
+        await pilot.press("n", *"odd gold", "enter")
+        await pilot.pause()
+        assert any("note saved on nordlys_03" in t for t in toasts(app))
+        await pilot.press("u")
+        await pilot.pause()
+        assert any("undid the note “odd gold” on nordlys_03" in t for t in toasts(app))
+        assert first not in data.mine()
+    data.close()
 
 
 async def test_reopening_resumes_at_the_first_unreviewed_task(out: Path) -> None:
@@ -202,7 +288,7 @@ def test_reviews_export_and_suggestions(out: Path) -> None:
 
 
 def test_recomputation_is_shown_beside_the_criterion(audited: Path) -> None:
-    from tui.widgets.task_view import overview
+    from tui.render import overview
 
     data = ReviewData(audited, "ana")
     try:
@@ -233,6 +319,9 @@ async def test_world_viewer_shows_files_sheets_and_mail(out: Path) -> None:
             await pilot.pause()
             shown[wanted] = app.query_one("#world", Static).content.markup
         await pilot.press("j")
+        await pilot.pause()
+        assert app.query_one("#task").active == "overview", "the next task opens on Overview"
+        await pilot.press("f5")
         await pilot.pause()
         moved = [str(items.get_option_at_index(i).prompt) for i in range(items.option_count)]
     data.close()

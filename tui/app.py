@@ -1,26 +1,33 @@
 """The review app: triage failures and audit a sample of passes with the evidence side by side.
 
-Only a reviewer's key press records a label; suggestions are shown, never applied.
+Only a reviewer's key press records a label; suggestions are shown, never applied. The label
+keys are named, in the footer, the status line and help, for the task under the cursor.
 """
 
 from __future__ import annotations
 
 import tomllib
+from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
 
+from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
 from textual.containers import Horizontal, Vertical
-from textual.widgets import Footer, Header, OptionList, Static
+from textual.widgets import Footer, Header, OptionList, Static, TabbedContent
 from textual.widgets.option_list import Option
 
+from rubric_audit.reviews import LABEL_NAMES
 from tui.data import QUEUE_TITLES, ReviewData, agreement, world_items
 from tui.screens.help import HelpScreen
 from tui.screens.note import NoteScreen
+from tui.widgets.tabs import TABS, FindingsTab, Shown
 from tui.widgets.task_view import TaskView
 
 DEFAULT_KEYMAP = Path.home() / ".config" / "rubric-audit" / "keymap.toml"
+LABEL_KEYS = 4  # the most labels a task takes (the failure labels)
+SEVERITY_MARK = {"error": ("●", "red"), "warning": ("▲", "yellow"), "info": ("·", "dim")}
 
 
 def load_keymap(path: Path | None) -> dict[str, str]:
@@ -35,15 +42,23 @@ class ReviewApp(App[None]):
     CSS_PATH = "app.tcss"
     TITLE = "rubric-audit review"
     BINDINGS: ClassVar[list[BindingType]] = [
-        Binding("1", "label(1)", "Label 1", id="review.label_1"),
-        Binding("2", "label(2)", "Label 2", id="review.label_2"),
-        Binding("3", "label(3)", "Label 3", id="review.label_3", show=False),
-        Binding("4", "label(4)", "Label 4", id="review.label_4", show=False),
+        *(Binding(str(n), f"label({n})", f"Label {n}", id=f"review.label_{n}")
+          for n in range(1, LABEL_KEYS + 1)),
         Binding("n", "note", "Note", id="review.note"),
         Binding("s", "skip", "Skip", id="review.skip"),
         Binding("u", "undo", "Undo", id="review.undo"),
-        Binding("j,down", "move(1)", "Next", id="nav.next", show=False),
-        Binding("k,up", "move(-1)", "Previous", id="nav.previous", show=False),
+        Binding("j,down", "move(1)", "Next task", id="nav.next", show=False),
+        Binding("k,up", "move(-1)", "Previous task", id="nav.previous", show=False),
+        Binding("right_square_bracket", "step_tab(1)", "Next tab", id="tab.next"),
+        Binding("left_square_bracket", "step_tab(-1)", "Previous tab", id="tab.previous",
+                show=False),
+        *(Binding(f"f{i}", f"open_tab('{tab.name}')", f"{tab.title} tab", id=f"tab.{tab.name}",
+                  show=False) for i, tab in enumerate(TABS, 1)),
+        Binding("pagedown", "scroll_tab(1)", "Scroll the tab down", id="tab.page_down",
+                show=False, priority=True),
+        Binding("pageup", "scroll_tab(-1)", "Scroll the tab up", id="tab.page_up", show=False,
+                priority=True),
+        Binding("e", "expand", "Expand rationales", id="view.expand", show=False),
         Binding("f", "queue('failures')", "Failures", id="queue.failures"),
         Binding("p", "queue('passes')", "Pass audit", id="queue.passes"),
         Binding("a", "queue('all')", "All", id="queue.all"),
@@ -57,6 +72,9 @@ class ReviewApp(App[None]):
         self.keymap_overrides = keymap or {}
         self.queue = "failures" if data.queues["failures"] else "all"
         self.position = data.first_unreviewed(self.queue)
+        self.skipped: set[str] = set()
+        self.expanded = False
+        self._shown: str | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -83,13 +101,39 @@ class ReviewApp(App[None]):
         ids = self.task_ids
         return ids[self.position] if ids else None
 
-    def _row(self, task_id: str, mine: dict) -> str:
+    def label_keys(self, task_id: str) -> list[tuple[str, str]]:
+        """(key as shown, label) for each label the task takes, after any remapping."""
+        keys = self.keys_of()
+        return [(keys.get(f"review.label_{n}", str(n)), label)
+                for n, label in enumerate(self.data.labels_for(task_id), 1)]
+
+    def keys_of(self) -> dict[str, str]:
+        """Binding id -> its keys as the footer shows them ("j/down")."""
+        found: dict[str, list[str]] = {}
+        for binding in self.own_bindings():
+            found.setdefault(binding.id or "", []).append(
+                binding.key_display or self.get_key_display(binding))
+        return {i: "/".join(keys) for i, keys in found.items()}
+
+    def own_bindings(self) -> list[Binding]:
+        """This app's bindings (not Textual's own), with their current keys and descriptions."""
+        ids = {b.id for b in self.BINDINGS if isinstance(b, Binding)}
+        return [b for group in self._bindings.key_to_bindings.values() for b in group
+                if b.id in ids]
+
+    def _row(self, task_id: str, mine: dict) -> Text:
         review = mine.get(task_id)
-        name = self.data.tasks[task_id].name
-        if review is None:
-            return f"  {name}"
-        mark = "!" if self.data.stale(review) else "✓"
-        return f"{mark} {name} · {review.label}"
+        mark = ("!" if self.data.stale(review) else "✓") if review else \
+            "»" if task_id in self.skipped else " "
+        symbol, style = SEVERITY_MARK.get(self.data.severity(task_id) or "", (" ", ""))
+        row = Text.assemble(mark, " ", (symbol, style), " ", self.data.tasks[task_id].name)
+        if self.data.disputed(task_id):
+            row.append(" ≠", "bold magenta")
+        if review:
+            row.append(f" · {LABEL_NAMES[review.label]}", "dim")
+        elif task_id in self.skipped:
+            row.append(" · skipped", "dim italic")
+        return row
 
     async def refresh_all(self) -> None:
         mine = self.data.mine()
@@ -101,28 +145,53 @@ class ReviewApp(App[None]):
             self.position = max(0, min(self.position, len(ids) - 1))
             listing.highlighted = self.position
         done = sum(t in mine for t in ids)
-        counts = ", ".join(f"{k} {v}" for k, v in self.data.counts(self.queue).items())
+        counts = ", ".join(f"{LABEL_NAMES[k]} {v}" for k, v in self.data.counts(self.queue).items())
         self.query_one("#progress", Static).update(
             f"[b]{QUEUE_TITLES[self.queue]}[/b] {done}/{len(ids)}" + (f"\n{counts}" if counts
                                                                      else ""))
+        await self.show_task()
+
+    def _show_labels(self, task_id: str | None) -> None:
+        """Name the label keys for this task in the footer and the status line."""
+        labels = self.data.labels_for(task_id) if task_id else ()
+
+        def named(binding: Binding) -> Binding:
+            if not (binding.id or "").startswith("review.label_"):
+                return binding
+            number = int((binding.id or "").rsplit("_", 1)[1])
+            if number > len(labels):
+                return replace(binding, show=False)
+            return replace(binding, description=LABEL_NAMES[labels[number - 1]], show=True)
+
+        table = self._bindings.key_to_bindings
+        for key, group in table.items():
+            table[key] = [named(b) for b in group]
+        self.refresh_bindings()
+        mine = self.data.mine()
+        status = [" · ".join(f"{key} {LABEL_NAMES[label]}" for key, label in
+                             self.label_keys(task_id))
+                  if task_id else "nothing to review in this queue"]
         method, kappa, shared = agreement(self.data.current())
-        stale = sum(self.data.stale(r) for r in mine.values())
-        status = [f"labels: {', '.join(self.data.labels_for(self.current_task))}"
-                  if self.current_task else "nothing to review in this queue"]
         if kappa is not None:
             status.append(f"agreement ({method}'s kappa, {shared} tasks): {kappa:.2f}")
+        stale = sum(self.data.stale(r) for r in mine.values())
         if stale:
             status.append(f"{stale} of your reviews are stale (evidence changed)")
         self.query_one("#status", Static).update(" · ".join(status) + " · ? help")
-        await self.show_task()
 
     async def show_task(self) -> None:
+        """Show the task under the cursor; a task not shown just before opens on Overview."""
         task_id = self.current_task
+        self._show_labels(task_id)
         view = self.query_one(TaskView)
         if task_id is None:
             return
+        if task_id != self._shown:
+            view.open_tab(TABS[0].name)
+            self._shown = task_id
         notes = [f"{r.reviewer}: {r.note}" for r in self.data.notes(task_id)]
-        await view.show(self.data.details(task_id), notes, lambda: world_items(self.data, task_id))
+        await view.show(Shown(self.data.details(task_id), notes,
+                              lambda: world_items(self.data, task_id), expanded=self.expanded))
 
     async def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if event.option_list.id == "tasks" and event.option_index != self.position:
@@ -141,23 +210,34 @@ class ReviewApp(App[None]):
             return
         labels = self.data.labels_for(task_id)
         if number > len(labels):
-            self.notify(f"this task takes labels 1-{len(labels)}: {', '.join(labels)}",
-                        severity="warning")
+            self.notify(f"this task takes labels 1-{len(labels)}: "
+                        f"{', '.join(LABEL_NAMES[label] for label in labels)}", severity="warning")
             return
         self.data.record(task_id, labels[number - 1])
+        self.skipped.discard(task_id)
+        self.notify(f"{self.data.tasks[task_id].name}: {LABEL_NAMES[labels[number - 1]]}")
         self.position = min(self.position + 1, len(self.task_ids) - 1)
         await self.refresh_all()
 
     async def action_skip(self) -> None:
-        await self.action_move(1)
+        task_id = self.current_task
+        if task_id is None:
+            return
+        self.skipped.add(task_id)
+        self.notify(f"skipped {self.data.tasks[task_id].name}: it stays unlabelled")
+        self.position = min(self.position + 1, len(self.task_ids) - 1)
+        await self.refresh_all()
 
     async def action_undo(self) -> None:
-        task_id = self.data.undo()
-        if task_id is None:
+        undone = self.data.undo()
+        if undone is None:
             self.notify("nothing to undo")
             return
-        if task_id in self.task_ids:
-            self.position = self.task_ids.index(task_id)
+        what = f"label {LABEL_NAMES[undone.label]}" if undone.label and not undone.note \
+            else f"note “{undone.note}”"
+        self.notify(f"undid the {what} on {self.data.tasks[undone.task_id].name}")
+        if undone.task_id in self.task_ids:
+            self.position = self.task_ids.index(undone.task_id)
         await self.refresh_all()
 
     def action_note(self) -> None:
@@ -168,6 +248,7 @@ class ReviewApp(App[None]):
         async def save(note: str | None) -> None:
             if note:
                 self.data.record(task_id, None, note)
+                self.notify(f"note saved on {self.data.tasks[task_id].name}")
                 await self.refresh_all()
 
         self.push_screen(NoteScreen(self.data.tasks[task_id].name), save)
@@ -177,7 +258,34 @@ class ReviewApp(App[None]):
         self.position = self.data.first_unreviewed(queue)
         await self.refresh_all()
 
+    def action_open_tab(self, name: str) -> None:
+        self.query_one(TaskView).open_tab(name)
+
+    def action_step_tab(self, step: int) -> None:
+        self.query_one(TaskView).step_tab(step)
+
+    def action_scroll_tab(self, direction: int) -> None:
+        self.query_one(TaskView).scroll_page(direction)
+
+    def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
+        """The Findings tab takes the arrow keys (to pick a finding); the others leave them to
+        the task list."""
+        findings = event.pane.id == f"tab-{FindingsTab.name}"
+        self.query_one("#findings" if findings else "#tasks", OptionList).focus()
+
+    async def action_expand(self) -> None:
+        self.expanded = not self.expanded
+        self.notify("rationales in full" if self.expanded else "rationales shortened")
+        await self.show_task()
+
     def action_help(self) -> None:
-        keys = [(b.key_display or key, b.description) for key, b in
-                ((ab.binding.key, ab.binding) for ab in self.active_bindings.values())]
-        self.push_screen(HelpScreen(sorted(set(keys))))
+        grouped: dict[str, tuple[list[str], str]] = {}
+        for b in self.own_bindings():
+            if not b.id or b.id.startswith("review.label_"):
+                continue
+            keys, _ = grouped.setdefault(b.id, ([], b.description))
+            keys.append(b.key_display or self.get_key_display(b))
+        labels = self.label_keys(self.current_task) if self.current_task else []
+        task = self.data.tasks[self.current_task].name if self.current_task else None
+        self.push_screen(HelpScreen(task, labels, [("/".join(k), what) for k, what in
+                                                   grouped.values()]))

@@ -16,9 +16,16 @@ from pathlib import Path
 
 from rubric_audit.errors import InputError
 from rubric_audit.model import Attempt, CriterionGrade, Finding, Review, Task
-from rubric_audit.reviews import FAILURE_LABELS, PASS_LABELS, current_labels, review_queues
+from rubric_audit.reviews import (
+    FAILURE_LABELS,
+    PASS_LABELS,
+    current_labels,
+    finding_key,
+    review_queues,
+)
 from rubric_audit.store import AuditStore
 
+SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 QUEUES = ("failures", "passes", "all")
 QUEUE_TITLES = {"failures": "Failures", "passes": "Pass audit", "all": "All tasks"}
 
@@ -31,6 +38,11 @@ class TaskDetails:
     findings: list[Finding]
     recomputed: list[dict] = field(default_factory=list)
     suggestion: dict | None = None
+
+    def keyed_findings(self) -> list[tuple[str, Finding]]:
+        """(key, finding), errors first: the order the Findings tab lists them in."""
+        ordered = sorted(self.findings, key=lambda f: SEVERITY_ORDER[f.severity])
+        return [(finding_key(f), f) for f in ordered]
 
 
 class ReviewData:
@@ -62,6 +74,7 @@ class ReviewData:
             self.tasks, key=lambda t: (self.tasks[t].domain, self.tasks[t].name))}
         failures, passed = review_queues(ordered, [(a, t, state) for a, t, _, _, state in rows],
                                          light)
+        self.passed = set(passed)
         self.queues = {"failures": failures, "passes": self._pass_sample(passed, per_domain, seed),
                        "all": list(ordered)}
         # Written by `audit` and `suggest`, not while the app runs: read once, not on every move.
@@ -95,8 +108,17 @@ class ReviewData:
         return sample
 
     def labels_for(self, task_id: str) -> tuple[str, ...]:
-        """Failure labels, or pass labels for a task in the pass audit."""
-        return PASS_LABELS if task_id in self.queues["passes"] else FAILURE_LABELS
+        """Pass labels for a task every model passed (in any queue), else failure labels."""
+        return PASS_LABELS if task_id in self.passed else FAILURE_LABELS
+
+    def severity(self, task_id: str) -> str | None:
+        """The worst severity among the task's findings, or None."""
+        found = [f.severity for f in self.findings.get(task_id, [])]
+        return min(found, key=SEVERITY_ORDER.__getitem__) if found else None
+
+    def disputed(self, task_id: str) -> bool:
+        """Reviewers gave the task different labels."""
+        return len({r.label for r in self.current().get(task_id, {}).values()}) > 1
 
     def current(self) -> dict[str, dict[str, Review]]:
         return current_labels(self.store.reviews())
@@ -126,8 +148,8 @@ class ReviewData:
         with self.store.transaction():
             self.store.append_review(review)
 
-    def undo(self) -> str | None:
-        """Retract this reviewer's latest entry still standing; returns its task id."""
+    def undo(self) -> Review | None:
+        """Retract this reviewer's latest entry still standing; returns the entry retracted."""
         log = self.store.reviews()
         retracted = {r.retracts for _, r in log if r.retracts is not None}
         mine = [(i, r) for i, r in log if r.reviewer == self.reviewer and r.retracts is None
@@ -139,7 +161,7 @@ class ReviewData:
             self.store.append_review(review.model_copy(update={
                 "label": None, "note": "", "retracts": entry,
                 "created_at": datetime.now(UTC).isoformat(timespec="seconds")}))
-        return review.task_id
+        return review
 
     def notes(self, task_id: str) -> list[Review]:
         return [r for _, r in self.store.reviews() if r.task_id == task_id and r.note]
