@@ -77,7 +77,9 @@ def runs_for_benchmark(runs: RecordedRuns, bench: Benchmark) -> RecordedRuns:
     known = {a.id for a in runs.attempts if bench.task(a.task_id) is not None}
     return RecordedRuns(attempts=[a for a in runs.attempts if a.id in known],
                         grades=[g for g in runs.grades if g.attempt_id in known],
-                        sources=runs.sources)
+                        sources=runs.sources,
+                        controls=[c for c in runs.controls if bench.task(c.task_id)],
+                        control_grades=runs.control_grades)
 
 
 def check_numbers_in_code(store: AuditStore) -> None:
@@ -126,6 +128,7 @@ def import_into(store: AuditStore, runs: RecordedRuns,
         summary, conflicts = store.add_runs(runs)
         store.add_findings(RUNS_STAGE, findings + conflicts)
         share_run_tasks(store)
+        store.add_recorded_controls(runs.controls, runs.control_grades)
     summary.sources = runs.sources
     return summary, findings + conflicts
 

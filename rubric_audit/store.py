@@ -254,11 +254,28 @@ class AuditStore:
         self.save_grades(grades)
 
     def replace_controls(self, controls: Iterable[Control]) -> None:
-        """The current controls replace earlier ones; grades of other task versions are kept."""
-        self.db.execute("DELETE FROM controls")
+        """The current controls replace earlier ones; grades of other task versions are kept, and
+        so are the controls the runs recorded (Harbor's oracle and nop trials)."""
+        self.db.execute("DELETE FROM controls WHERE control_id NOT IN (SELECT control_id FROM "
+                        "control_grades WHERE grader = 'recorded')")
         self.db.executemany("INSERT INTO controls VALUES (?, ?, ?, ?, ?)",
                             [(c.id, c.task_id, c.task_version, c.kind, _dump(c))
                              for c in controls])
+
+    def add_recorded_controls(self, controls: Iterable[Control],
+                              grades: Iterable[CriterionGrade]) -> None:
+        """Controls the runs recorded, with their recorded verdicts, on the stored tasks."""
+        versions = {t.id: t.version() for t in self.tasks()}
+        kept = {c.id: c.model_copy(update={"task_version": versions[c.task_id]})
+                for c in controls if c.task_id in versions}
+        self.db.executemany("INSERT OR REPLACE INTO controls VALUES (?, ?, ?, ?, ?)",
+                            [(c.id, c.task_id, c.task_version, c.kind, _dump(c))
+                             for c in kept.values()])
+        self.db.executemany(
+            "INSERT OR REPLACE INTO control_grades VALUES (?, ?, ?, 0, ?, ?, ?)",
+            [(g.attempt_id, g.criterion_id, g.grader, kept[g.attempt_id].task_version,
+              g.verdict, _dump(ControlGrade(grade=g, task_version=kept[g.attempt_id].task_version)))
+             for g in grades if g.attempt_id in kept])
 
     def replace_control_grades(self, grader: str, grades: Iterable[ControlGrade]) -> None:
         self.db.execute("DELETE FROM control_grades WHERE grader = ?", (grader,))

@@ -332,3 +332,20 @@ async def test_world_viewer_shows_files_sheets_and_mail(out: Path) -> None:
     assert "Investment Committee: Project Nordlys" in shown["calendar"]
     assert "chat Project Nordlys deal team" in labels
     assert moved == labels, "the next task of the same world lists the same items"
+
+
+@pytest.fixture
+def harbor_audit(tmp_path: Path) -> Path:
+    from tests.test_load_harbor import job, trial
+
+    j = job(tmp_path / "jobs")
+    trial(j, "unsolved", "oracle", 1.0)
+    trial(j, "unsolved", reward=0.0)
+    trial(j, "solved", reward=1.0)
+    run_audit(None, [j], tmp_path / "out")
+    return tmp_path / "out"
+
+
+async def test_the_app_opens_an_audit_of_a_harbor_job(harbor_audit: Path) -> None:
+    seen = await run(harbor_audit, "ana", ["a", "j"], size=(100, 30))
+    assert seen["queue"] == "all" and sorted(seen["tasks"]) == ["solved", "unsolved"]

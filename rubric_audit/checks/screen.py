@@ -1,10 +1,10 @@
 """The validity screen for tasks no model solved, and scores against what was achievable.
 
 A task enters the screen when no model has a sound pass on it (every graded attempt fails, or its
-only passes were flagged as hedged or unearned credit). Rules apply in order, first one wins:
-broken oracle (the gold fails) -> infra-limited (share of unavailable attempts above a threshold)
--> exploit-only (the only passes are flagged) -> uncertified (no gold, or the gold never shown to
-pass) -> certified-unsolved.
+only passes were flagged as hedged or unearned credit, or the null control passes too). Rules
+apply in order, first one wins: broken oracle (the gold fails) -> infra-limited (share of
+unavailable attempts above a threshold) -> exploit-only (the only passes are flagged) ->
+uncertified (no gold, or the gold never shown to pass) -> certified-unsolved.
 """
 
 from __future__ import annotations
@@ -103,10 +103,13 @@ def gather(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGra
         own = by_task.get(task.id, [])
         graded = [a for a in own if a.state == "graded" and by_attempt.get(a.id)]
         passing = [a for a in graded if attempt_outcome(task, by_attempt[a.id]) == "pass"]
+        # When doing nothing passes (the null control), no pass shows the task was solved.
+        vacuous = null.get(task.id) == "pass"
         out.append(TaskEvidence(
             task_id=task.id, gold_outcome=gold.get(task.id, "none"),  # type: ignore[arg-type]
             null_outcome=null.get(task.id, "undetermined"),  # type: ignore[arg-type]
             attempts=len(own), unavailable=sum(a.state == "unavailable" for a in own),
             passes=len(passing),
-            unsound_passes=sum((task.id, a.id) in flagged for a in passing)))
+            unsound_passes=len(passing) if vacuous
+            else sum((task.id, a.id) in flagged for a in passing)))
     return [e for e in out if e.attempts]

@@ -18,6 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel, Field
 
+from rubric_audit.checks.controls import Control
 from rubric_audit.errors import InputError, read_json
 from rubric_audit.load.variant_tasks import shared_task
 from rubric_audit.model import (
@@ -49,12 +50,17 @@ class RecordedRuns(BaseModel):
     recorded: dict[str, dict[str, Task]] = Field(default_factory=dict)
     differences: list[VariantPrompt] = Field(default_factory=list)
     sources: list[SourceSummary] = Field(default_factory=list)
+    controls: list[Control] = Field(default_factory=list, description="recorded gold and null "
+                                    "controls (Harbor's oracle and nop trials)")
+    control_grades: list[CriterionGrade] = Field(default_factory=list)
 
     def extend(self, other: RecordedRuns) -> None:
         """Add another source's runs (call `share_tasks` once all are in)."""
         self.attempts.extend(other.attempts)
         self.grades.extend(other.grades)
         self.sources.extend(other.sources)
+        self.controls.extend(other.controls)
+        self.control_grades.extend(other.control_grades)
         for task_id, by_variant in other.recorded.items():
             for variant, task in by_variant.items():
                 self.recorded.setdefault(task_id, {}).setdefault(variant, task)

@@ -1,6 +1,7 @@
 """Recorded runs in any format rubric-audit reads, each path read by its format's loader.
 
-A path is an Archipelago variant folder (or a folder of them). Each loader says per source what
+A path is an Archipelago variant folder (or a folder of them), or a Harbor trial, job or folder
+of jobs. Each loader says per source what
 it read (`SourceSummary`), and the tasks are shared over every variant of every source at the end.
 """
 
@@ -8,11 +9,14 @@ from __future__ import annotations
 
 from pathlib import Path
 
+from rubric_audit.load.harbor import is_harbor, load_harbor
 from rubric_audit.load.runs import RecordedRuns, load_variant, variant_dirs
 
 
 def load_source(path: Path) -> RecordedRuns:
     """The runs under one path, read by the loader of its format."""
+    if is_harbor(path):
+        return load_harbor(path)
     runs = RecordedRuns()
     for variant_dir in variant_dirs(path):
         runs.extend(load_variant(variant_dir))

@@ -1,0 +1,313 @@
+"""Load Harbor job folders (the Terminal-Bench harness), as `harbor run` writes them.
+
+The schemas are Harbor's own (`harbor.models`): a job folder holds `config.json` (JobConfig),
+`result.json` (JobResult) and one folder per trial; a trial folder holds `result.json`
+(TrialResult: task_name, trial_name, task_checksum, agent_info, verifier_result.rewards,
+exception_info), `agent/trajectory.json` (ATIF: steps with source, message, tool_calls) and
+`verifier/` (reward.json or reward.txt, test-stdout.txt).
+
+Each trial becomes an attempt whose criteria are the verifier's reward keys (full reward passes).
+A trial without a valid reward is unavailable: Harbor's own rule (`TrialResult.reward_valid`) is
+that the verifier gave rewards and no recorded exception invalidates them. Trials of the `oracle`
+agent (the reference solution) and the `nop` agent (does nothing) are the gold and null controls.
+"""
+
+from __future__ import annotations
+
+import json
+from collections import defaultdict
+from pathlib import Path
+from typing import Any
+
+from pydantic import BaseModel, ConfigDict, ValidationError
+
+from rubric_audit.checks.controls import Control
+from rubric_audit.errors import InputError, invalid, read_json
+from rubric_audit.load.runs import RecordedRuns, fingerprint, summarize
+from rubric_audit.model import Attempt, Criterion, CriterionGrade, Task, Usage
+
+RESULT = "result.json"
+TRAJECTORY = Path("agent") / "trajectory.json"
+TEST_STDOUT = Path("verifier") / "test-stdout.txt"
+MAX_RESULT_BYTES = 5_000_000
+MAX_TRAJECTORY_BYTES = 50_000_000
+MAX_RATIONALE_CHARS = 4_000
+MAX_DEPTH = 6
+CONTROL_AGENTS = {"oracle": ("gold", "pass"), "nop": ("null", "fail")}
+# Exception types whose reward Harbor does not count (has_valid_reward False in
+# harbor.models.trial.error_policy): infrastructure, provider and verifier failures. Newer
+# results also record the policy itself with the exception, which is used first.
+INVALID_REWARD_EXCEPTIONS = frozenset("""
+EnvironmentStartTimeoutError SandboxBuildFailedError AgentSetupTimeoutError HealthcheckError
+SandboxLikelyOutOfMemoryError MemoryLimitExceededError SSHAccessError GKEExecStreamClosedError
+GKEPodNotFoundError RuntimeRequestError AddTestsDirError DownloadVerifierDirError ApiError
+ApiRateLimitError ApiInternalServerError ApiOverloadedError ApiConnectionClosedError
+ApiResponseStalledError UnknownApiError NetworkConnectionError ApiConnectionError
+ApiUsageLimitError RateLimitError InternalServerError ServiceUnavailableError APIConnectionError
+APIError Timeout UnsupportedModelParametersError BadRequestError UnprocessableEntityError
+UnsupportedParamsError APIResponseValidationError BudgetExceededError VerifierTimeoutError
+RewardFileNotFoundError RewardFileEmptyError VerifierOutputParseError AgentAuthenticationError
+ModelNotFoundError ApiProviderResourceNotFoundError AuthenticationError PermissionDeniedError
+NotFoundError ServiceOperationsUnsupportedError VercelScopeError DspyImportError
+MissingExtraError RegradeError CancelledError
+""".split())
+
+
+class _Lenient(BaseModel):
+    """Harbor's models gain fields between versions: unknown ones are ignored here."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class _ModelInfo(_Lenient):
+    name: str
+    provider: str | None = None
+
+
+class _AgentInfo(_Lenient):
+    name: str
+    version: str = ""
+    model_info: _ModelInfo | None = None
+
+
+class _Verifier(_Lenient):
+    rewards: dict[str, float] | None = None
+
+
+class _Policy(_Lenient):
+    has_valid_reward: bool
+
+
+class _Exception(_Lenient):
+    exception_type: str
+    exception_message: str = ""
+    policy: _Policy | None = None
+
+
+class _AgentResult(_Lenient):
+    n_input_tokens: int | None = None
+    n_output_tokens: int | None = None
+    cost_usd: float | None = None
+
+
+class _TrialResult(_Lenient):
+    task_name: str
+    trial_name: str
+    task_checksum: str = ""
+    source: str | None = None
+    agent_info: _AgentInfo
+    agent_result: _AgentResult | None = None
+    verifier_result: _Verifier | None = None
+    exception_info: _Exception | None = None
+    step_results: list[dict[str, Any]] | None = None
+
+
+def _read_trial(path: Path) -> _TrialResult:
+    if path.stat().st_size > MAX_RESULT_BYTES:
+        raise InputError(path, None, f"larger than {MAX_RESULT_BYTES:,} bytes")
+    raw = read_json(path)
+    if not isinstance(raw, dict):
+        raise InputError(path, "(top level)", f"expected an object, found {type(raw).__name__}")
+    try:
+        return _TrialResult.model_validate(raw)
+    except ValidationError as exc:
+        raise invalid(path, "", exc) from None
+
+
+def _is_trial(folder: Path) -> bool:
+    """A folder whose result.json is a TrialResult (or is unreadable: then loading says why)."""
+    path = folder / RESULT
+    if not path.is_file() or path.is_symlink():
+        return False
+    if path.stat().st_size > MAX_RESULT_BYTES:
+        return True
+    try:
+        raw = json.loads(path.read_text(encoding="utf-8"))
+    except (json.JSONDecodeError, UnicodeDecodeError):
+        return True
+    return isinstance(raw, dict) and "trial_name" in raw
+
+
+def _jobs(path: Path) -> dict[Path, list[Path]]:
+    """Trial folders under `path` (not following links, at most MAX_DEPTH deep), by job folder."""
+    found: dict[Path, list[Path]] = defaultdict(list)
+    if _is_trial(path):
+        found[path.parent].append(path)
+        return found
+    stack = [(path, 0)]
+    while stack:
+        folder, depth = stack.pop()
+        for child in sorted(folder.iterdir()):
+            if not child.is_dir() or child.is_symlink():
+                continue
+            if _is_trial(child):
+                found[folder].append(child)
+            elif depth + 1 < MAX_DEPTH:
+                stack.append((child, depth + 1))
+    return found
+
+
+def is_harbor(path: Path) -> bool:
+    """A trial folder, a job folder, or a folder holding job folders."""
+    return path.is_dir() and bool(_jobs(path))
+
+
+def _text(message: Any) -> str:
+    """An ATIF message: a string, or content parts of which the text ones count."""
+    if isinstance(message, str):
+        return message
+    if isinstance(message, list):
+        return "\n".join(p.get("text", "") for p in message
+                         if isinstance(p, dict) and p.get("type") == "text")
+    return ""
+
+
+def _trajectory(folder: Path, unmapped: list[str]) -> list[dict[str, Any]]:
+    """ATIF steps as chat messages (role, content, tool calls), if the agent wrote them."""
+    path = folder / TRAJECTORY
+    if not path.is_file() or path.is_symlink():
+        return []
+    if path.stat().st_size > MAX_TRAJECTORY_BYTES:
+        unmapped.append(f"{folder.name}/{TRAJECTORY.as_posix()}: larger than "
+                        f"{MAX_TRAJECTORY_BYTES:,} bytes, not read")
+        return []
+    raw = read_json(path)
+    steps = raw.get("steps") if isinstance(raw, dict) else None
+    if not isinstance(steps, list):
+        raise InputError(path, "steps", "expected a list of ATIF steps")
+    roles = {"agent": "assistant", "user": "user", "system": "system"}
+    messages = []
+    skipped = [i for i, step in enumerate(steps)
+               if not isinstance(step, dict) or step.get("source") not in roles]
+    if skipped:
+        unmapped.append(f"{folder.name}/{TRAJECTORY.as_posix()}: {len(skipped)} step(s) not "
+                        f"from system, user or agent (first: steps[{skipped[0]}]), left out")
+    for step in steps:
+        if not isinstance(step, dict) or step.get("source") not in roles:
+            continue
+        message: dict[str, Any] = {"role": roles[step["source"]],
+                                   "content": _text(step.get("message"))}
+        calls = step.get("tool_calls")
+        if isinstance(calls, list) and calls:
+            message["tool_calls"] = [{"function": {"name": c.get("function_name", ""),
+                                                   "arguments": json.dumps(c.get("arguments"))}}
+                                     for c in calls if isinstance(c, dict)]
+        messages.append(message)
+    return messages
+
+
+def _reason(trial: _TrialResult) -> str | None:
+    """Why the trial has no valid reward, or None when it has one (Harbor's reward_valid)."""
+    exc = trial.exception_info
+    rewards = trial.verifier_result.rewards if trial.verifier_result else None
+    if exc is not None:
+        valid = exc.policy.has_valid_reward if exc.policy else (
+            exc.exception_type not in INVALID_REWARD_EXCEPTIONS)
+        if not rewards or not valid:
+            first_line = exc.exception_message.strip().splitlines()[:1]
+            return f"{exc.exception_type}: {first_line[0]}" if first_line else exc.exception_type
+    if not rewards:
+        return "no reward: the verifier did not run or wrote none"
+    return None
+
+
+def _criterion_id(task_name: str, key: str) -> str:
+    return f"{task_name}:{key}"
+
+
+def _rationale(folder: Path) -> str:
+    path = folder / TEST_STDOUT
+    if not path.is_file() or path.is_symlink():
+        return ""
+    with path.open("rb") as fh:
+        return fh.read(MAX_RATIONALE_CHARS).decode("utf-8", "replace")
+
+
+def load_job(job: Path, trials: list[Path], variant: str) -> RecordedRuns:
+    """One job's trials: attempts with their reward grades, and oracle and nop controls."""
+    runs = RecordedRuns()
+    unmapped: list[str] = []
+    read = sorted(((folder, _read_trial(folder / RESULT)) for folder in trials),
+                  key=lambda r: (r[1].task_name, r[1].trial_name))
+    messages = {folder: _trajectory(folder, unmapped) for folder, _ in read}
+    checksums: dict[str, set[str]] = defaultdict(set)
+    keys: dict[str, set[str]] = defaultdict(set)
+    prompts: dict[str, str] = {}
+    for folder, trial in read:
+        checksums[trial.task_name].add(trial.task_checksum)
+        keys[trial.task_name].update((trial.verifier_result.rewards or {})
+                                     if trial.verifier_result else {})
+        prompt = next((m["content"] for m in messages[folder] if m["role"] == "user"), "")
+        if prompt and trial.task_name not in prompts:
+            prompts[trial.task_name] = prompt
+        if trial.step_results:
+            unmapped.append(f"{folder.name}: multi-step trial, per-step results not mapped")
+    domains = {trial.task_name: trial.source or "" for _, trial in read}
+    for name in checksums:
+        runs.recorded[name] = {variant: Task(
+            id=name, name=name, domain=domains[name], world_id="", prompt=prompts.get(name, ""),
+            source="runs", criteria=[
+                Criterion(id=_criterion_id(name, key),
+                          text=f"Passes the task's tests (verifier reward {key!r} at its "
+                               f"maximum)") for key in sorted(keys[name])])}
+    index: dict[tuple[str, str], int] = defaultdict(int)
+    for folder, trial in read:
+        rewards = dict(sorted((trial.verifier_result.rewards or {}).items())) \
+            if trial.verifier_result else {}
+        agent = trial.agent_info
+        model = agent.model_info.name if agent.model_info else agent.name
+        if agent.model_info and agent.model_info.provider:
+            model = f"{agent.model_info.provider}/{model}"
+        kind = CONTROL_AGENTS.get(agent.name)
+        index[(agent.name if kind else "", trial.task_name)] += 1
+        k = index[(agent.name if kind else "", trial.task_name)]
+        reason = _reason(trial)
+        item_id = (f"{variant}/{trial.task_name}/{agent.name}/{k}" if kind
+                   else Attempt.make_id(variant, trial.task_name, k))
+        grades = [] if reason else [
+            CriterionGrade(attempt_id=item_id, criterion_id=_criterion_id(trial.task_name, key),
+                           grader="recorded", verdict="pass" if value >= 1.0 else "fail",
+                           score=value, rationale=_rationale(folder))
+            for key, value in rewards.items()]
+        if kind:
+            if reason:
+                unmapped.append(f"{folder.name}: {agent.name} trial without a valid reward "
+                                f"({reason}), no {kind[0]} control")
+                continue
+            runs.controls.append(Control(id=item_id, task_id=trial.task_name,
+                                         task_version="", kind=kind[0], answer="",
+                                         expect=kind[1]))
+            runs.control_grades += grades
+            continue
+        usage = trial.agent_result or _AgentResult()
+        runs.attempts.append(Attempt(
+            id=item_id, task_id=trial.task_name, model=model, variant=variant, index=k,
+            state="unavailable" if reason else "graded", unavailable_reason=reason,
+            answer=next((m["content"] for m in reversed(messages[folder])
+                         if m["role"] == "assistant" and m["content"]), None),
+            trajectory=messages[folder],
+            usage=Usage(prompt_tokens=usage.n_input_tokens,
+                        completion_tokens=usage.n_output_tokens,
+                        total_tokens=None if usage.n_input_tokens is None
+                        or usage.n_output_tokens is None
+                        else usage.n_input_tokens + usage.n_output_tokens,
+                        cost=usage.cost_usd),
+            agent_status=trial.exception_info.exception_type if trial.exception_info else None,
+            source=str(folder), fingerprint=fingerprint(folder)))
+        runs.grades += grades
+    unmapped += [f"task {name}: trials ran {len(sums)} versions of it (task_checksum "
+                 f"{', '.join(sorted(s[:12] for s in sums))})"
+                 for name, sums in sorted(checksums.items()) if len(sums) > 1]
+    runs.share_tasks()
+    runs.sources.append(summarize(job, "harbor", runs, unmapped))
+    return runs
+
+
+def load_harbor(path: Path) -> RecordedRuns:
+    """Every job under `path` (a trial, a job, or a folder of jobs); each job is a variant."""
+    runs = RecordedRuns()
+    for job, trials in sorted(_jobs(path).items()):
+        name = job.relative_to(path).as_posix() if job.is_relative_to(path) and job != path \
+            else job.name
+        runs.extend(load_job(job, trials, name))
+    return runs
