@@ -118,8 +118,8 @@ class FileStore:
         return {"path": path, "size": len(data), "created": not existed}
 
     def changed(self) -> list[Path]:
-        """Files created or edited since the session started."""
-        return [p for p in sorted(self.root.rglob("*")) if p.is_file()
+        """Files created or edited since the session started (symbolic links are not followed)."""
+        return [p for p in sorted(self.root.rglob("*")) if p.is_file() and not p.is_symlink()
                 and self.original.get(p) != _digest(p.read_bytes())]
 
     def _file(self, path: str) -> Path:

@@ -121,25 +121,33 @@ def mail_read(ctx: Context, message_id: MessageId) -> dict:
 @tool
 def mail_send(ctx: Context, to: Addresses, subject: str, body: str, cc: Addresses | None = None) -> dict:
     """Send a new message from the mailbox owner."""
-    return _session(ctx).mail.send(to, subject, body, cc)
+    session = _session(ctx)
+    with session.charged(subject, body, *to, *(cc or [])):
+        return session.mail.send(to, subject, body, cc)
 
 
 @tool
 def mail_reply(ctx: Context, message_id: MessageId, body: str) -> dict:
     """Reply to the sender of a message."""
-    return _session(ctx).mail.reply(message_id, body)
+    session = _session(ctx)
+    with session.charged(body):
+        return session.mail.reply(message_id, body)
 
 
 @tool
 def mail_reply_all(ctx: Context, message_id: MessageId, body: str) -> dict:
     """Reply to the sender and every other recipient of a message."""
-    return _session(ctx).mail.reply(message_id, body, reply_all=True)
+    session = _session(ctx)
+    with session.charged(body):
+        return session.mail.reply(message_id, body, reply_all=True)
 
 
 @tool
 def mail_forward(ctx: Context, message_id: MessageId, to: Addresses, body: str = "") -> dict:
     """Forward a message, with an optional note above it."""
-    return _session(ctx).mail.forward(message_id, to, body)
+    session = _session(ctx)
+    with session.charged(body, *to):
+        return session.mail.forward(message_id, to, body)
 
 
 @tool
@@ -171,7 +179,9 @@ def calendar_create(
     attendees: Addresses | None = None,
 ) -> dict:
     """Create an event; returns its uid."""
-    return _session(ctx).calendar.create(summary, start, end, description, location, attendees)
+    session = _session(ctx)
+    with session.charged(summary, start, end, description, location, *(attendees or [])):
+        return session.calendar.create(summary, start, end, description, location, attendees)
 
 
 @tool
@@ -194,7 +204,10 @@ def calendar_update(
         "end": end,
         "attendees": attendees,
     }
-    return _session(ctx).calendar.update(uid, {k: v for k, v in given.items() if v is not None})
+    changes = {k: v for k, v in given.items() if v is not None}
+    session = _session(ctx)
+    with session.charged(*(t for v in changes.values() for t in (v if isinstance(v, list) else [v]))):
+        return session.calendar.update(uid, changes)
 
 
 @tool
@@ -220,13 +233,17 @@ def chat_get_history(
 @tool
 def chat_post(ctx: Context, space: Space, text: str) -> dict:
     """Post a new message (a new topic) in a space."""
-    return _session(ctx).chat.post(space, text)
+    session = _session(ctx)
+    with session.charged(text):
+        return session.chat.post(space, text)
 
 
 @tool
 def chat_reply(ctx: Context, space: Space, message_id: str, text: str) -> dict:
     """Reply in the thread (topic) of an existing message."""
-    return _session(ctx).chat.reply(space, message_id, text)
+    session = _session(ctx)
+    with session.charged(text):
+        return session.chat.reply(space, message_id, text)
 
 
 @tool
@@ -278,7 +295,9 @@ def files_read_sheet(
 @tool
 def files_write(ctx: Context, path: FilePath, content: str, overwrite: bool = False) -> dict:
     """Create a text file (md, txt, csv, json), or replace one with overwrite=true."""
-    return _session(ctx).files.write(path, content, overwrite)
+    session = _session(ctx)
+    with session.charged(content, limit=None):  # files.write has its own cap per file
+        return session.files.write(path, content, overwrite)
 
 
 @functools.cache

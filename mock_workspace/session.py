@@ -10,14 +10,24 @@ from __future__ import annotations
 import json
 import shutil
 import tempfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
 from mock_workspace.chat import Chat
+from mock_workspace.errors import WorkspaceError
 from mock_workspace.events import Calendar
 from mock_workspace.files import FileStore
 from mock_workspace.mail import Mailbox
-from rubric_audit.load.world import task_tree, world_contents
+from rubric_audit.errors import InputError
+from rubric_audit.limits import safe_member_name
+from rubric_audit.load.world import in_world, task_tree, world_contents
 from rubric_audit.model import Benchmark, Task
+
+MAX_MESSAGE_BYTES = 100_000
+"""One mail, chat message or calendar event the agent writes."""
+MAX_SESSION_WRITE_BYTES = 20_000_000
+"""Everything one session writes: files, mail, chat posts and events."""
 
 
 class Session:
@@ -25,11 +35,14 @@ class Session:
 
     def __init__(self, bench: Benchmark, task: Task) -> None:
         self.task_id = task.id
-        tree = task_tree(bench, task)
-        contents = world_contents(tree, with_text=False)  # corrupt mail/ics/chat raise here
+        with in_world(task):
+            tree = task_tree(bench, task)
+            contents = world_contents(tree, with_text=False)  # corrupt mail/ics/chat raise here
         self.root = Path(tempfile.mkdtemp(prefix=f"workspace-{task.id[:16]}-"))
         try:
             for rel, data in tree.items():
+                if safe_member_name(rel) != rel:  # the loaders refuse these; never write one
+                    raise InputError(task.world_id, rel, "path leaves the workspace")
                 target = self.root / rel
                 target.parent.mkdir(parents=True, exist_ok=True)
                 target.write_bytes(data)
@@ -41,6 +54,20 @@ class Session:
         self.mail = Mailbox(contents.mail)
         self.calendar = Calendar(contents.events)
         self.chat = Chat(contents.chat, self.mail.owner)
+        self.written = 0
+
+    @contextmanager
+    def charged(self, *texts: str, limit: int | None = MAX_MESSAGE_BYTES) -> Iterator[None]:
+        """Refuse a write whose text is over `limit` bytes, or that would take the session past
+        MAX_SESSION_WRITE_BYTES in all; count it once it succeeded."""
+        size = sum(len(t.encode("utf-8", errors="replace")) for t in texts)
+        if limit is not None and size > limit:
+            raise WorkspaceError(f"the text is {size:,} bytes; the limit is {limit:,}")
+        if self.written + size > MAX_SESSION_WRITE_BYTES:
+            raise WorkspaceError(f"this session has written {self.written:,} bytes; the limit "
+                                 f"is {MAX_SESSION_WRITE_BYTES:,} in all")
+        yield
+        self.written += size
 
     def __enter__(self) -> Session:
         return self
@@ -59,6 +86,7 @@ class Session:
         def put(rel: str, data: bytes) -> None:
             target = dest / rel
             target.parent.mkdir(parents=True, exist_ok=True)
+            target.unlink(missing_ok=True)  # a link planted here is replaced, not written through
             target.write_bytes(data)
             written.append(rel)
 

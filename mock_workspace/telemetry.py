@@ -1,7 +1,8 @@
 """Tool-call telemetry: every `tools/call` appended to the attempt's telemetry.jsonl.
 
 Recorded as server middleware, so calls refused during argument validation are logged too. One
-line per call: time, tool, arguments, result size in characters, error (or null), duration.
+line per call: time, tool, arguments, result size in characters, error (or null), duration; long
+arguments and errors are cut, so a line stays a few kilobytes whatever the agent sends.
 """
 
 from __future__ import annotations
@@ -13,6 +14,24 @@ from pathlib import Path
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+
+MAX_ARGUMENT_CHARS = 4_000
+"""What one call's arguments may take in the log: a 5 MB chat post is logged by its size."""
+MAX_NAME_CHARS = 200
+
+
+def _cut(text: str) -> str:
+    if len(text) <= MAX_ARGUMENT_CHARS:
+        return text
+    return f"{text[:MAX_ARGUMENT_CHARS]}... ({len(text):,} characters in all)"
+
+
+def bounded(arguments: Any) -> Any:
+    """The arguments as given when their JSON is short; else the start of that JSON and its size."""
+    text = json.dumps(arguments, default=str)
+    if len(text) <= MAX_ARGUMENT_CHARS:
+        return arguments
+    return {"truncated": text[:MAX_ARGUMENT_CHARS], "chars": len(text)}
 
 
 def _result_text(result: HandlerResult) -> tuple[str, bool]:
@@ -30,8 +49,9 @@ class Telemetry:
 
     def record(self, tool: str, arguments: Any, size: int, error: str | None,
                seconds: float) -> None:
-        line = {"time": datetime.now(UTC).isoformat(timespec="milliseconds"), "tool": tool,
-                "arguments": arguments, "result_chars": size, "error": error,
+        line = {"time": datetime.now(UTC).isoformat(timespec="milliseconds"),
+                "tool": tool[:MAX_NAME_CHARS], "arguments": bounded(arguments),
+                "result_chars": size, "error": None if error is None else _cut(error),
                 "seconds": round(seconds, 6)}
         with self.path.open("a", encoding="utf-8") as fh:
             fh.write(json.dumps(line, default=str) + "\n")

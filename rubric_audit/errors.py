@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import json
+import os
 from pathlib import Path
 from typing import Any
 
@@ -23,17 +24,77 @@ class InputError(Exception):
         return f"{where}: {self.problem}"
 
 
-def read_json(path: Path) -> Any:
-    """Parse a JSON file, turning syntax errors into an InputError with line and column."""
+MAX_FILE_BYTES = 100 * 2**20
+"""Any one foreign file read whole (JSON, CSV, mbox, a world file, a zip entry)."""
+
+
+def too_big(size: int, limit: int) -> str:
+    return f"{size:,} bytes; the limit is {limit:,}"
+
+
+def read_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
+    """A file's bytes, refused by its size before it is read (and if it grows while read)."""
     try:
-        return json.loads(path.read_text(encoding="utf-8"))
-    except json.JSONDecodeError as exc:
-        raise InputError(path, None, f"malformed JSON (line {exc.lineno}, column {exc.colno}: "
-                                     f"{exc.msg})") from None
-    except UnicodeDecodeError:
-        raise InputError(path, None, "not UTF-8 text") from None
+        with Path(path).open("rb") as fh:
+            size = os.fstat(fh.fileno()).st_size
+            if size > limit:
+                raise InputError(path, None, f"file too large: {too_big(size, limit)}")
+            data = fh.read(limit + 1)
     except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+        raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
+    if len(data) > limit:
+        raise InputError(path, None, f"file too large: more than {limit:,} bytes")
+    return data
+
+
+def read_text(path: Path) -> str:
+    """A UTF-8 text file, size-capped; other encodings and lone surrogates are unusable."""
+    try:
+        return read_bytes(path).decode("utf-8")
+    except UnicodeDecodeError as exc:
+        raise InputError(path, None, f"not UTF-8 text (byte {exc.start})") from None
+
+
+def parse_json(name: str | Path, text: str | bytes) -> Any:
+    """Parse JSON text, turning syntax errors into an InputError with line and column; deep
+    nesting and strings that are not valid Unicode (lone surrogates) are unusable too."""
+    try:
+        data = json.loads(text)
+    except json.JSONDecodeError as exc:
+        raise InputError(name, None, f"malformed JSON (line {exc.lineno}, column {exc.colno}: "
+                                     f"{exc.msg})") from None
+    except UnicodeDecodeError as exc:
+        raise InputError(name, None, f"not UTF-8 text (byte {exc.start})") from None
+    except RecursionError:
+        raise InputError(name, None, "JSON nested too deeply") from None
+    bad = _invalid_string(data)
+    if bad is not None:
+        raise InputError(name, bad or "(top level)", "text is not valid Unicode (a lone "
+                                                     "surrogate escape)")
+    return data
+
+
+def _invalid_string(data: Any) -> str | None:
+    """Where in parsed JSON a string (value or key) cannot be encoded as UTF-8, else None."""
+    stack: list[tuple[str, Any]] = [("", data)]
+    while stack:
+        where, value = stack.pop()
+        if isinstance(value, dict):
+            for key, item in value.items():
+                stack += [(where, key), (field_path(where, (key,)), item)]
+        elif isinstance(value, list):
+            stack += [(field_path(where, (i,)), item) for i, item in enumerate(value)]
+        elif isinstance(value, str):
+            try:
+                value.encode("utf-8")
+            except UnicodeEncodeError:
+                return where
+    return None
+
+
+def read_json(path: Path) -> Any:
+    """Parse a JSON file (size-capped, UTF-8)."""
+    return parse_json(path, read_text(path))
 
 
 def field_path(prefix: str, loc: tuple[int | str, ...]) -> str:
@@ -47,5 +108,6 @@ def field_path(prefix: str, loc: tuple[int | str, ...]) -> str:
 def invalid(path: Path, prefix: str, exc: ValidationError) -> InputError:
     """The first problem pydantic found, as an InputError naming its field."""
     err = exc.errors()[0]
-    problem = "missing required field" if err["type"] == "missing" else err["msg"]
+    problem = ("missing required field" if err["type"] == "missing"
+               else err["msg"].removeprefix("Value error, "))
     return InputError(path, field_path(prefix, err["loc"]) or "(top level)", problem)

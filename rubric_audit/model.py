@@ -7,9 +7,24 @@ Archipelago names onto them. Everything here is plain data: no I/O, no behaviour
 from __future__ import annotations
 
 import hashlib
-from typing import Any, Literal
+from typing import Annotated, Any, Literal
 
-from pydantic import BaseModel, ConfigDict, Field
+from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+MAX_ID_BYTES = 200
+
+
+def path_safe(value: str) -> str:
+    """An id that becomes a folder or file name must be exactly one name: it can never lead
+    out of the folder it is joined to (no separators, no `.`/`..`, no control characters)."""
+    if (value in ("", ".", "..") or "/" in value or "\\" in value or not value.isprintable()
+            or len(value.encode("utf-8", errors="replace")) > MAX_ID_BYTES):
+        raise ValueError(f"not usable as a folder name: {value[:80]!r} (one name of at most "
+                         f"{MAX_ID_BYTES} bytes; no '/', '\\', control characters, '.' or '..')")
+    return value
+
+
+PathSafeId = Annotated[str, AfterValidator(path_safe)]
 
 
 class Record(BaseModel):
@@ -39,7 +54,7 @@ class Gold(Record):
 class Task(Record):
     """One benchmark task: a prompt in a world, graded by its rubric."""
 
-    id: str
+    id: PathSafeId
     name: str
     domain: str = ""
     world_id: str
@@ -67,7 +82,7 @@ class App(Record):
 class World(Record):
     """A fictional firm the tasks run in; `source` is its zip or folder, relative to the benchmark."""
 
-    id: str
+    id: PathSafeId
     name: str = ""
     description: str = ""
     domain: str = ""

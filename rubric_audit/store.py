@@ -2,7 +2,8 @@
 
 The schema version lives in `PRAGMA user_version`; MIGRATIONS[i] takes a store from version i to
 i + 1, so an older audit.db is upgraded in place and a newer one is refused. Rows hold the pydantic
-model as JSON plus the columns queries filter on. Reviews are append-only (enforced by triggers).
+model as JSON plus the columns queries filter on. Reviews are append-only: triggers refuse
+UPDATE, DELETE and an INSERT (REPLACE) onto an existing entry.
 """
 
 from __future__ import annotations
@@ -80,6 +81,12 @@ MIGRATIONS = [
     CREATE TABLE variant_prompts (
         task_id TEXT NOT NULL, variant TEXT NOT NULL, json TEXT NOT NULL,
         PRIMARY KEY (task_id, variant));
+    """,
+    # REPLACE INTO and INSERT OR REPLACE delete the old row without firing the delete trigger.
+    """
+    CREATE TRIGGER reviews_no_replace BEFORE INSERT ON reviews
+        WHEN EXISTS (SELECT 1 FROM reviews WHERE id = NEW.id)
+        BEGIN SELECT RAISE(ABORT, 'reviews are append-only'); END;
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)

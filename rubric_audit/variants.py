@@ -15,6 +15,7 @@ from pathlib import Path
 from pydantic import BaseModel, Field
 
 from rubric_audit.errors import InputError
+from rubric_audit.model import path_safe
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are an analyst at the firm whose workspace you can reach through the tools: its files, "
@@ -64,6 +65,11 @@ def make_variant(model: str, name: str | None, system_prompt_file: Path | None,
         except OSError as exc:
             raise InputError(system_prompt_file, None, f"cannot read: {exc.strerror}") from None
     prompt = edit_prompt(base, add, drop)
+    if name is not None:
+        try:
+            path_safe(name)
+        except ValueError as exc:
+            raise InputError("--variant", None, str(exc)) from None
     return Variant(name=name or default_name(model, base, prompt), model=model, base_prompt=base,
                    added=add, dropped=drop, system_prompt=prompt)
 

@@ -16,6 +16,8 @@ from typing import Any
 
 from pydantic import BaseModel
 
+from rubric_audit.limits import check_zip_bytes
+
 CELL_KEY = re.compile(r"^'\[[^\]]*\](?P<sheet>.+)'!(?P<cell>[A-Z]+\d+)$")
 
 
@@ -84,6 +86,7 @@ def workbook_cells(data: bytes, overrides: dict[str, Any] | None = None) -> list
     import openpyxl
 
     try:
+        check_zip_bytes(data, "workbook")
         formulas_book = openpyxl.load_workbook(io.BytesIO(data), data_only=False)
         values_book = openpyxl.load_workbook(io.BytesIO(data), data_only=True)
     except Exception as exc:  # openpyxl raises zip, XML and key errors for a bad file

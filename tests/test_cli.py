@@ -138,3 +138,20 @@ def test_installed_console_script_runs(bench: Path) -> None:
                          text=True, check=False)
     assert bad.returncode == 2 and "Traceback" not in bad.stderr
     assert len(bad.stderr.strip().splitlines()) == 1
+
+
+def test_run_with_an_escaping_task_id_writes_nothing(tmp_path: Path) -> None:
+    root = make_benchmark(tmp_path / "bench" / "b", tasks=[make_task("aaaa/../../../../ESCAPED")])
+    before = sorted(tmp_path.rglob("*"))
+    result = invoke("run", root, "--model", "openai/none", "--out", tmp_path / "bench" / "runs")
+    assert result.exit_code == 2 and "[0].task_id: not usable as a folder name" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_run_with_an_escaping_variant_name_writes_nothing(bench: Path, tmp_path: Path) -> None:
+    before = sorted(tmp_path.rglob("*"))
+    result = invoke("run", bench, "--model", "openai/none", "--out", tmp_path / "runs",
+                    "--variant", "../../ESCAPED")
+    assert result.exit_code == 2 and "--variant" in result.stderr
+    assert sorted(tmp_path.rglob("*")) == before

@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import shutil
+import tracemalloc
+import zipfile
 from pathlib import Path
 
 import pytest
 
-from rubric_audit.errors import InputError
+from rubric_audit.errors import MAX_FILE_BYTES, InputError
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.world import load_task_world
 from tests.conftest import make_benchmark, make_task, write_json
@@ -118,3 +120,111 @@ def test_corrupt_calendar_is_named(tmp_path: Path) -> None:
     bench = load_benchmark(root)
     with pytest.raises(InputError, match=r"work\.ics"):
         load_task_world(bench, bench.tasks[0])
+
+
+def _zipped_world(root: Path, extra: dict[str, bytes]) -> Path:
+    """The benchmark's world as a zip, with `extra` entries written as named (no checks)."""
+    archive = root / "world_files_zipped" / "world_a.zip"
+    archive.parent.mkdir(exist_ok=True)
+    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+        for path in sorted((root / "worlds" / "world_a").rglob("*")):
+            if path.is_file():
+                zf.write(path, path.relative_to(root / "worlds" / "world_a").as_posix())
+        for name, data in extra.items():
+            zf.writestr(zipfile.ZipInfo(name), data)
+    shutil.rmtree(root / "worlds")
+    return archive
+
+
+@pytest.mark.parametrize("name", ["filesystem/../../../../ESCAPED", "/ESCAPED",
+                                  "filesystem/..\\..\\ESCAPED", "../ESCAPED"])
+def test_zip_entry_that_leaves_the_world_is_refused(tmp_path: Path, name: str) -> None:
+    root = make_benchmark(tmp_path / "b")
+    archive = _zipped_world(root, {name: b"pwned"})
+    bench = load_benchmark(root)
+    with pytest.raises(InputError) as caught:
+        load_task_world(bench, bench.tasks[0])
+    assert caught.value.file == str(archive) and caught.value.field == name
+    assert "outside" in caught.value.problem and "world 'world_a'" in caught.value.problem
+
+
+def test_zip_bomb_is_refused_by_declared_size_before_reading(tmp_path: Path) -> None:
+    root = make_benchmark(tmp_path / "b")
+    archive = _zipped_world(root, {})
+    with zipfile.ZipFile(archive, "a", zipfile.ZIP_DEFLATED) as zf, \
+            zf.open("filesystem/zeros.csv", "w", force_zip64=True) as entry:
+        chunk = bytes(2**20)
+        for _ in range(200):
+            entry.write(chunk)
+    assert archive.stat().st_size < 2**20  # 200 MB of zeros in well under 1 MB
+    bench = load_benchmark(root)
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError, match="zip entry too large") as caught:
+            load_task_world(bench, bench.tasks[0])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert caught.value.field == "filesystem/zeros.csv"
+    assert peak < 5 * 2**20
+
+
+def test_entry_that_expands_too_much_is_refused(tmp_path: Path) -> None:
+    root = make_benchmark(tmp_path / "b")
+    _zipped_world(root, {})
+    archive = root / "world_files_zipped" / "world_a.zip"
+    with zipfile.ZipFile(archive, "a", zipfile.ZIP_DEFLATED) as zf:
+        zf.writestr("filesystem/zeros.txt", bytes(5 * 2**20))
+    bench = load_benchmark(root)
+    with pytest.raises(InputError, match=r"expands [0-9,]+ times"):
+        load_task_world(bench, bench.tasks[0])
+
+
+def test_a_path_that_is_both_file_and_folder_is_refused(tmp_path: Path) -> None:
+    root = make_benchmark(tmp_path / "b")
+    _zipped_world(root, {"filesystem/docs/notes.md/inner.txt": b"x"})
+    bench = load_benchmark(root)
+    with pytest.raises(InputError, match="both a file and a folder") as caught:
+        load_task_world(bench, bench.tasks[0])
+    assert caught.value.field == "filesystem/docs/notes.md"
+
+
+@pytest.mark.parametrize("task_id", ["aaaa/../../../../ESCAPED", "..", "a\\b", "tab\there",
+                                     "x" * 201])
+def test_task_id_that_is_not_one_folder_name_is_refused(tmp_path: Path, task_id: str) -> None:
+    root = make_benchmark(tmp_path / "b", [make_task(task_id)])
+    error = _refused(root)
+    assert error.field == "[0].task_id" and "not usable as a folder name" in error.problem
+
+
+def test_world_id_that_is_not_one_folder_name_is_refused(tmp_path: Path) -> None:
+    root = make_benchmark(tmp_path / "b")
+    write_json(root / "world_descriptions.json", [{"world_id": "../../w"}])
+    error = _refused(root)
+    assert error.field == "[0].world_id"
+
+
+def test_world_folder_that_is_a_link_is_refused(tmp_path: Path) -> None:
+    root = make_benchmark(tmp_path / "b")
+    secret = tmp_path / "secret"
+    secret.mkdir()
+    (secret / "filesystem").mkdir()
+    (secret / "filesystem" / "key.txt").write_text("private")
+    (root / "task_files").mkdir()
+    (root / "task_files" / "task_1").symlink_to(secret)
+    bench = load_benchmark(root)
+    with pytest.raises(InputError, match="symbolic link"):
+        load_task_world(bench, bench.tasks[0])
+
+
+def test_a_huge_file_is_refused_by_its_size_before_reading(tmp_path: Path) -> None:
+    root = make_benchmark(tmp_path / "b")
+    with (root / "tasks_and_rubrics.json").open("r+b") as fh:
+        fh.truncate(MAX_FILE_BYTES + 1)  # sparse: 100 MB that take no disk
+    tracemalloc.start()
+    try:
+        error = _refused(root)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert error.problem.startswith("file too large") and peak < 2**20

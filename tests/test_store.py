@@ -84,6 +84,29 @@ def test_reviews_are_append_only(tmp_path: Path) -> None:
         assert [r.retracts for _, r in store.reviews()] == [None, first]
 
 
+@pytest.mark.parametrize("statement", [
+    "REPLACE INTO reviews (id, reviewer, created_at, task_id, label, note, evidence_hash)"
+    " VALUES (1, 'eve', 't', 't', 'sound', '', '')",
+    "INSERT OR REPLACE INTO reviews (id, reviewer, created_at, task_id, label, note,"
+    " evidence_hash) VALUES (1, 'eve', 't', 't', 'sound', '', '')",
+    "INSERT INTO reviews (id, reviewer, created_at, task_id, label, note, evidence_hash)"
+    " VALUES (1, 'eve', 't', 't', 'sound', '', '') ON CONFLICT (id) DO UPDATE SET label = 'sound'",
+])
+def test_a_review_cannot_be_replaced(tmp_path: Path, statement: str) -> None:
+    with AuditStore(tmp_path / "audit.db") as store:
+        store.append_review(Review(reviewer="ana", created_at="2026-01-01T00:00:00Z",
+                                   task_id="t", label="model_error"))
+    db = sqlite3.connect(tmp_path / "audit.db")  # a separate connection, as any tool would open
+    with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+        db.execute(statement)
+    db.execute("INSERT INTO reviews (reviewer, created_at, task_id, label, note, evidence_hash)"
+               " VALUES ('bo', 't', 't', 'sound', '', '')")
+    db.commit()
+    assert list(db.execute("SELECT id, reviewer, label FROM reviews ORDER BY id")) == [
+        (1, "ana", "model_error"), (2, "bo", "sound")]
+    db.close()
+
+
 def test_failed_transaction_writes_nothing(tmp_path: Path) -> None:
     with AuditStore(tmp_path / "audit.db") as store:
         with pytest.raises(RuntimeError), store.transaction():

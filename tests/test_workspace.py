@@ -10,16 +10,19 @@ import signal
 import socket
 import subprocess
 import sys
+import tempfile
 import time
+import zipfile
 from pathlib import Path
 
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
 
+from mock_workspace.files import MAX_WRITE_BYTES
 from mock_workspace.server import build_server
-from mock_workspace.session import Session
-from mock_workspace.telemetry import Telemetry
+from mock_workspace.session import MAX_MESSAGE_BYTES, MAX_SESSION_WRITE_BYTES, Session
+from mock_workspace.telemetry import MAX_ARGUMENT_CHARS, Telemetry
 from rubric_audit.errors import InputError
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.world import read_mbox
@@ -297,3 +300,67 @@ async def test_streamable_http(tmp_path: Path) -> None:
         proc.send_signal(signal.SIGINT)
         proc.wait(timeout=30)
     assert (tmp_path / "out/files/memo.md").read_text() == "45 days"
+
+
+def test_world_zip_that_escapes_writes_nothing_outside(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    root = make_benchmark(tmp_path / "b", zipped=True)
+    archive = root / "world_files_zipped" / "world_a.zip"
+    with zipfile.ZipFile(archive, "a") as zf:
+        zf.writestr(zipfile.ZipInfo("filesystem/../../../ESCAPED"), b"pwned")
+        zf.writestr(zipfile.ZipInfo(str(tmp_path / "ABSOLUTE")), b"pwned")
+    sessions = tmp_path / "a" / "b" / "c"
+    sessions.mkdir(parents=True)
+    monkeypatch.setattr(tempfile, "tempdir", str(sessions))
+    bench = load_benchmark(root)
+    with pytest.raises(InputError, match="outside"):
+        Session(bench, bench.tasks[0])
+    assert not [p for p in tmp_path.rglob("*") if p.name in ("ESCAPED", "ABSOLUTE")]
+    assert list(sessions.iterdir()) == []
+
+
+async def test_export_does_not_follow_links(tmp_path: Path) -> None:
+    root = make_benchmark(tmp_path / "b")
+    secret = tmp_path / "secret.txt"
+    secret.write_text("root:x:0:0")
+    bench = load_benchmark(root)
+    with Session(bench, bench.tasks[0]) as session:
+        (session.files.root / "passwd").symlink_to(secret)
+        (session.files.root / "outside").symlink_to(tmp_path, target_is_directory=True)
+        async with Client(build_server(session)) as c:
+            await ok(c, "files_write", path="answer.md", content="done")
+        written = session.export(tmp_path / "export")
+    assert written == ["files/answer.md"]
+    exported = [p for p in (tmp_path / "export").rglob("*") if p.is_file()]
+    assert exported == [tmp_path / "export/files/answer.md"]
+
+
+async def test_what_a_session_writes_is_capped_per_message_and_in_all(
+        sample, tmp_path: Path) -> None:
+    telemetry = tmp_path / "t.jsonl"
+    with Session(sample, sample.task("kestrel_01")) as session:
+        async with Client(build_server(session, Telemetry(telemetry))) as c:
+            space = "Kestrel network review"
+            refused = [("chat_post", {"space": space, "text": "x" * MAX_MESSAGE_BYTES + "x"}),
+                       ("mail_send", {"to": ["a@b.c"], "subject": "s",
+                                      "body": "x" * (20 * 10**6)}),
+                       ("calendar_create", {"summary": "s", "start": "2025-03-12T09:00:00Z",
+                                            "end": "2025-03-12T10:00:00Z",
+                                            "description": "x" * MAX_MESSAGE_BYTES})]
+            for tool, args in refused:
+                is_error, text = await call(c, tool, **args)
+                assert is_error and "the limit is" in text, (tool, text)
+            await ok(c, "chat_post", space=space, text="x" * MAX_MESSAGE_BYTES)
+            files = 0
+            while not (result := await call(c, "files_write", path=f"f{files}.txt",
+                                            content="y" * MAX_WRITE_BYTES))[0]:
+                files += 1
+            assert "in all" in result[1]
+            assert files == (MAX_SESSION_WRITE_BYTES - MAX_MESSAGE_BYTES) // MAX_WRITE_BYTES
+            await ok(c, "chat_post", space=space, text="short")
+        assert session.written <= MAX_SESSION_WRITE_BYTES
+    lines = telemetry.read_text().splitlines()
+    assert len(lines) == len(refused) + files + 3
+    assert max(len(line) for line in lines) < 3 * MAX_ARGUMENT_CHARS
+    big = json.loads(lines[1])
+    assert big["tool"] == "mail_send" and big["arguments"]["chars"] > 20 * 10**6

@@ -13,7 +13,7 @@ from typing import Any, TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rubric_audit.errors import InputError, invalid, read_json
-from rubric_audit.model import App, Benchmark, Criterion, Gold, Task, World
+from rubric_audit.model import App, Benchmark, Criterion, Gold, PathSafeId, Task, World
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -34,7 +34,7 @@ class ApexCriterion(_Apex):
 
 
 class ApexTask(_Apex):
-    task_id: str = Field(min_length=1)
+    task_id: PathSafeId
     task_name: str = ""
     domain: str = ""
     world_id: str
@@ -47,7 +47,7 @@ class ApexTask(_Apex):
 
 
 class ApexWorld(_Apex):
-    world_id: str = Field(min_length=1)
+    world_id: PathSafeId
     world_name: str = ""
     world_description: str = ""
     domain: str = ""
@@ -88,7 +88,7 @@ def _worlds(root: Path) -> list[World]:
     else:
         ids = {p.name for p in (root / "worlds").glob("*") if p.is_dir()}
         ids |= {p.stem for p in (root / "world_files_zipped").glob("*.zip")}
-        raw = [ApexWorld(world_id=i) for i in sorted(ids)]
+        raw = [_validated(ApexWorld, root, "", {"world_id": i}) for i in sorted(ids)]
     seen: set[str] = set()
     worlds = []
     for i, w in enumerate(raw):

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 import csv
 import hashlib
+import io
 import json
 import re
 from collections import Counter
@@ -19,7 +20,7 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from rubric_audit.checks.controls import Control
-from rubric_audit.errors import InputError, read_json
+from rubric_audit.errors import InputError, parse_json, read_json, read_text
 from rubric_audit.load.variant_tasks import shared_task
 from rubric_audit.model import (
     Attempt,
@@ -29,6 +30,7 @@ from rubric_audit.model import (
     Task,
     Usage,
     VariantPrompt,
+    path_safe,
 )
 
 RESULTS_CSV = "results.csv"
@@ -124,11 +126,17 @@ def _results_rows(variant: Path) -> list[dict[str, str]]:
     path = variant / RESULTS_CSV
     if not path.is_file():
         return []
-    with path.open(newline="", encoding="utf-8") as fh:
-        reader = csv.DictReader(fh)
+    reader = csv.DictReader(io.StringIO(read_text(path), newline=""))
+    try:
         if reader.fieldnames is None or "task_id" not in reader.fieldnames:
             raise InputError(path, "task_id", "missing required column")
-        return list(reader)
+        rows = list(reader)
+    except csv.Error as exc:
+        raise InputError(path, f"line {reader.line_num}", f"malformed CSV: {exc}") from None
+    for number, row in enumerate(rows, start=1):
+        if None in row.values() or None in row:
+            raise InputError(path, f"row {number}", "has fewer or more columns than the header")
+    return rows
 
 
 def _failures(variant: Path) -> list[dict[str, Any]]:
@@ -136,14 +144,14 @@ def _failures(variant: Path) -> list[dict[str, Any]]:
     if not path.is_file():
         return []
     out = []
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(read_text(path).splitlines(), start=1):
         if not line.strip():
             continue
         try:
-            record = json.loads(line)
-        except json.JSONDecodeError as exc:
-            raise InputError(path, f"line {number}", f"malformed JSON: {exc.msg}") from None
-        if not isinstance(record, dict) or "task_id" not in record:
+            record = parse_json(path, line)
+        except InputError as exc:
+            raise InputError(path, f"line {number}", exc.problem) from None
+        if not isinstance(record, dict) or not isinstance(record.get("task_id"), str):
             raise InputError(path, f"line {number}.task_id", "missing required field")
         out.append(record)
     return out
@@ -317,6 +325,10 @@ def load_variant(variant_dir: Path) -> RecordedRuns:
     unmapped = []
     for task_dir in sorted(p for p in variant_dir.iterdir() if p.is_dir()):
         task_id = task_dir.name
+        try:
+            path_safe(task_id)
+        except ValueError as exc:
+            raise InputError(task_dir, "name", str(exc)) from None
         row = row_by_task.get(task_id) or {
             k: str(v) for k, v in failure_by_task.get(task_id, {}).items()}
         model = row.get("agent_model") or default_model

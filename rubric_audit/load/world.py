@@ -9,17 +9,18 @@ from __future__ import annotations
 
 import email.policy
 import io
-import json
 import mailbox
 import tempfile
-import zipfile
+from collections.abc import Iterator
+from contextlib import contextmanager
 from email.message import EmailMessage
 from email.utils import getaddresses, parsedate_to_datetime
 from pathlib import Path, PurePosixPath
 
 from pydantic import ValidationError
 
-from rubric_audit.errors import InputError, invalid
+from rubric_audit.errors import InputError, invalid, parse_json, read_bytes, too_big
+from rubric_audit.limits import MAX_ARCHIVE_BYTES, check_zip_bytes, read_zip
 from rubric_audit.model import (
     Benchmark,
     CalendarEvent,
@@ -37,15 +38,21 @@ TEXT_SUFFIXES = {".md", ".txt", ".csv", ".json", ".tsv", ".html", ".xml", ".yaml
 
 
 def _folder_tree(folder: Path) -> dict[str, bytes]:
-    """Files of a world folder; symbolic links are skipped so nothing outside it is read."""
-    return {p.relative_to(folder).as_posix(): p.read_bytes()
-            for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink()}
+    """Files of a world folder, each refused by size before it is read; symbolic links are
+    skipped so nothing outside it is read."""
+    if folder.is_symlink():
+        raise InputError(folder, None, "is a symbolic link: a world or overlay must be a folder "
+                                       "inside the benchmark")
+    files = [p for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink()]
+    total = sum(p.stat().st_size for p in files)
+    if total > MAX_ARCHIVE_BYTES:
+        raise InputError(folder, None, f"world too large: {too_big(total, MAX_ARCHIVE_BYTES)}")
+    return {p.relative_to(folder).as_posix(): read_bytes(p) for p in files}
 
 
 def _zip_tree(archive: Path) -> dict[str, bytes]:
     """Entries of a world zip, with a single wrapping folder (if any) stripped."""
-    with zipfile.ZipFile(archive) as zf:
-        entries = {i.filename: zf.read(i) for i in zf.infolist() if not i.is_dir()}
+    entries = read_zip(archive)
     tops = {PurePosixPath(name).parts[0] for name in entries}
     if len(tops) == 1 and not tops & {"filesystem", *APPS_DIRS}:
         top = tops.pop()
@@ -63,7 +70,13 @@ def task_tree(bench: Benchmark, task: Task) -> dict[str, bytes]:
         tree = _zip_tree(source) if source.suffix == ".zip" else _folder_tree(source)
     if task.overlay:
         tree.update(_folder_tree(root / task.overlay))
-    return {_normal_apps_path(k): v for k, v in tree.items()}
+    tree = {_normal_apps_path(k): v for k, v in tree.items()}
+    folders = {parent.as_posix() for path in tree for parent in PurePosixPath(path).parents}
+    clash = sorted(folders & tree.keys())
+    if clash:
+        source = root / (world.source if world and world.source else task.overlay or "")
+        raise InputError(source, clash[0], "is both a file and a folder")
+    return tree
 
 
 def _normal_apps_path(path: str) -> str:
@@ -74,18 +87,19 @@ def _normal_apps_path(path: str) -> str:
 def file_text(path: str, data: bytes) -> str | None:
     """Plain text of a file where the format has one (text, xlsx cells and formulas, docx)."""
     suffix = PurePosixPath(path).suffix.lower()
+    if suffix in TEXT_SUFFIXES:
+        return data.decode("utf-8", errors="replace")
+    if suffix not in (".xlsx", ".docx"):
+        return None
+    check_zip_bytes(data, path)
     try:
-        if suffix in TEXT_SUFFIXES:
-            return data.decode("utf-8", errors="replace")
         if suffix == ".xlsx":
             return _xlsx_text(data)
-        if suffix == ".docx":
-            import docx
+        import docx
 
-            return "\n".join(p.text for p in docx.Document(io.BytesIO(data)).paragraphs)
-    except (zipfile.BadZipFile, KeyError, ValueError) as exc:
+        return "\n".join(p.text for p in docx.Document(io.BytesIO(data)).paragraphs)
+    except Exception as exc:  # openpyxl and python-docx raise zip, XML, key and type errors
         raise InputError(path, None, f"unreadable {suffix} file: {exc}") from None
-    return None
 
 
 def _xlsx_text(data: bytes) -> str:
@@ -176,10 +190,7 @@ def _as_list(value: object) -> list[object]:
 
 
 def _chat_json(name: str, data: bytes) -> dict:
-    try:
-        parsed = json.loads(data)
-    except (json.JSONDecodeError, UnicodeDecodeError) as exc:
-        raise InputError(name, None, f"malformed JSON: {exc}") from None
+    parsed = parse_json(name, data)
     if not isinstance(parsed, dict):
         raise InputError(name, "(top level)", "expected an object")
     return parsed
@@ -240,6 +251,17 @@ def world_contents(tree: dict[str, bytes], with_text: bool = True) -> WorldConte
     return contents
 
 
+@contextmanager
+def in_world(task: Task) -> Iterator[None]:
+    """Name the world and task in an InputError about one of the world's files."""
+    try:
+        yield
+    except InputError as exc:
+        raise InputError(exc.file, exc.field, f"{exc.problem} (world {task.world_id!r}, task "
+                                              f"{task.id!r})") from None
+
+
 def load_task_world(bench: Benchmark, task: Task, with_text: bool = True) -> WorldContents:
     """What the task's agent can see: its world with the task overlay applied."""
-    return world_contents(task_tree(bench, task), with_text=with_text)
+    with in_world(task):
+        return world_contents(task_tree(bench, task), with_text=with_text)
