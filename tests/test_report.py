@@ -50,6 +50,25 @@ def test_paired_bootstrap_matches_scipy() -> None:
     assert (flat.low, flat.high) == (0.5, 0.5)
 
 
+@pytest.mark.parametrize("seed", [0, 3, 20_260_529])
+@pytest.mark.parametrize("n", [2, 7, 31])
+def test_vectorised_bootstrap_gives_scipy_intervals(seed: int, n: int) -> None:
+    rng = np.random.default_rng(seed + n)
+    passes, scores = (rng.random(n) < 0.4).astype(float), rng.random(n)
+    if np.all(passes == passes[0]):
+        passes[0] = 1 - passes[0]
+    for values in (passes, scores):
+        theirs = bootstrap((values,), np.mean, vectorized=False, n_resamples=RESAMPLES,
+                           method="percentile", random_state=np.random.default_rng(seed))
+        ours = mean_interval(list(values), seed=seed)
+        assert (ours.low, ours.high) == tuple(theirs.confidence_interval)
+    theirs = bootstrap((passes, scores), lambda x, y: np.mean(x - y), paired=True,
+                       vectorized=False, n_resamples=RESAMPLES, method="percentile",
+                       random_state=np.random.default_rng(seed))
+    ours = paired_difference(list(passes), list(scores), seed=seed)
+    assert (ours.low, ours.high) == tuple(theirs.confidence_interval)
+
+
 def test_pass_at_k_and_pass_hat_k() -> None:
     assert pass_at_k(4, 1, 2) == pytest.approx(0.5)
     assert pass_at_k(4, 0, 2) == 0 and pass_at_k(4, 3, 2) == 1
