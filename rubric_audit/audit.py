@@ -30,7 +30,13 @@ from rubric_audit.checks.model_lints import MODEL_CHECKS, model_lint
 from rubric_audit.control_runs import code_controls, flip_rates, judge_controls, model_controls
 from rubric_audit.errors import InputError
 from rubric_audit.judge import load_template
-from rubric_audit.llm import ModelConfig, ModelUnavailable, ResponseCache, default_cache_path
+from rubric_audit.llm import (
+    ModelConfig,
+    ModelUnavailable,
+    ResponseCache,
+    check_models,
+    default_cache_path,
+)
 from rubric_audit.load.benchmark import TASKS_FILE, load_benchmark
 from rubric_audit.load.runs import RecordedRuns
 from rubric_audit.load.sources import load_sources
@@ -352,6 +358,9 @@ def run_audit(bench_path: Path | None, run_paths: list[Path] | None, out: Path,
               for t in bench.tasks} if bench is not None else {}
     if out.exists() and not out.is_dir():
         raise InputError(out, None, "output path exists and is not a folder")
+    check_models({option: _config(model, options) for option, model in (
+        ("--judge", options.judge), ("--lint-model", options.lint_model),
+        ("--near-miss-model", options.near_miss_model)) if model})
     with _output_folder(out) as folder, AuditStore(folder / DB_NAME) as store:
         imported, _ = import_into(store, runs, bench)
         check_numbers_in_code(store)

@@ -292,18 +292,21 @@ def run_command(
     """Run an agent (any litellm model) on the benchmark's tasks through the workspace."""
     from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
 
-    from rubric_audit.llm import ModelConfig
+    from rubric_audit.llm import ModelConfig, check_models
     from rubric_audit.load.benchmark import load_benchmark
     from rubric_audit.runner import Budget, Runner, all_failed_tasks, select_tasks
-    from rubric_audit.variants import claim_variant, make_variant
+    from rubric_audit.variants import check_variant, claim_variant, make_variant
 
     if tasks and sample:
         raise InputError("--tasks", None, "give --tasks or --sample, not both")
     benchmark = load_benchmark(bench)
     chosen = select_tasks(benchmark, tasks.split(",") if tasks else None, sample, seed)
     spec = make_variant(model, variant, system_prompt, add_sentence or [], drop_sentence or [])
+    config = ModelConfig(model=model, api_base=api_base)
+    check_variant(out_dir, spec)
+    check_models({"--model": config})
     claim_variant(out_dir, spec)
-    runner = Runner(benchmark, out_dir, spec, ModelConfig(model=model, api_base=api_base),
+    runner = Runner(benchmark, out_dir, spec, config,
                     Budget(max_steps=max_steps, max_tokens=max_tokens, timeout=timeout))
     runner.clear_partials()
     if rerun_failures is not None:
@@ -351,7 +354,7 @@ def grade_command(
     api_base: Annotated[str | None, typer.Option(help="Provider base URL.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, help="Judge calls at once.")] = 8,
     cache: Annotated[Path | None, typer.Option(
-        help="Response cache (default: $RUBRIC_AUDIT_CACHE or ~/.cache/rubric-audit).")
+        help="Response cache (default: $RUBRIC_AUDIT_CACHE, else the user cache folder).")
     ] = None,
 ) -> None:
     """Grade recorded attempts with an LLM judge, one call per criterion, beside the recorded grades."""
@@ -530,22 +533,25 @@ async def _run_arms(benchmark, model: str, sentence: str, judge: str, out_dir: P
     """Run and judge both arms; returns (the arm with the sentence, the base arm), so that A - B
     is what the sentence does."""
     from rubric_audit.judge import grade_runs, load_template
-    from rubric_audit.llm import ModelConfig, ResponseCache, default_cache_path
+    from rubric_audit.llm import ModelConfig, ResponseCache, default_cache_path, preflight
     from rubric_audit.runner import Budget, Runner, select_tasks
     from rubric_audit.variants import claim_variant, make_variant
 
     chosen = select_tasks(benchmark, tasks.split(",") if tasks else None, None, 0)
+    agent, grader = ModelConfig(model=model, api_base=api_base), ModelConfig(model=judge,
+                                                                            api_base=api_base)
+    await preflight(agent, "--model")
+    await preflight(grader, "--judge")
     folders = []
     for added in ([], [sentence]):
         spec = make_variant(model, None, None, added, [])
         claim_variant(out_dir, spec)
-        runner = Runner(benchmark, out_dir, spec, ModelConfig(model=model, api_base=api_base),
-                        Budget())
+        runner = Runner(benchmark, out_dir, spec, agent, Budget())
         runner.clear_partials()
         todo, _ = runner.plan(chosen, attempts)
         await runner.run(todo, concurrency)
         folders.append(runner.folder)
-    await grade_runs(folders, ModelConfig(model=judge, api_base=api_base), load_template(None),
+    await grade_runs(folders, grader, load_template(None),
                      {t.id: t for t in benchmark.tasks}, ResponseCache(default_cache_path()),
                      concurrency)
     return folders[1], folders[0]
@@ -623,12 +629,15 @@ def suggest_command(
     """Have a model propose a label, with reasons, for each queued task (shown, never applied)."""
     import anyio
 
+    from rubric_audit.llm import ModelConfig, check_models
     from rubric_audit.suggest import suggest
     from tui.data import ReviewData
 
+    config = ModelConfig(model=model, api_base=api_base)
+    check_models({"--model": config})
     data = ReviewData(out_dir, "suggest")
     try:
-        made, failed = anyio.run(suggest, data, model, api_base)
+        made, failed = anyio.run(suggest, data, config)
     finally:
         data.close()
     out.print(f"Stored {made} suggestions from {model}" +

@@ -2,8 +2,8 @@
 
 The judge sees the task prompt, the agent's final answer and exported artifacts, and the
 criterion; never the gold. A reply that stays unparseable is `unscored`, not `fail`; a provider
-that stays down leaves the grading run in state `error` (the attempt stays unavailable for that
-judge). Each judge's run is written beside the recorded one as `grades/<judge>.json` in the
+that stays down leaves the attempt ungraded by that judge (unavailable) and writes nothing. Each
+completed grading run is written beside the recorded one as `grades/<judge>.json` in the
 Archipelago grades format, so recorded verdicts are kept and the two can be compared.
 """
 
@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from rubric_audit.atomic import write_atomic
 from rubric_audit.errors import InputError
-from rubric_audit.llm import ModelConfig, ModelUnavailable, ResponseCache, structured
+from rubric_audit.llm import ModelConfig, ModelUnavailable, ResponseCache, preflight, structured
 from rubric_audit.load.world import file_text
 from rubric_audit.model import Attempt, Task, Usage
 
@@ -170,20 +170,28 @@ def write_grading_run(attempt: Attempt, run: GradingRun) -> Path:
 async def grade_runs(run_paths: list[Path], config: ModelConfig, template: JudgeTemplate,
                      tasks: dict[str, Task] | None, cache: ResponseCache | None,
                      concurrency: int) -> GradeSummary:
-    """Judge every attempt that ran (the agent did not fail outright) under `run_paths`."""
+    """Judge every attempt that ran (the agent did not fail outright) under `run_paths`.
+
+    The judge is checked first (a model that cannot answer stops here, nothing written); an
+    attempt the provider fails on later gets no file, so an earlier grading run is never
+    replaced by a failed one.
+    """
     from rubric_audit.load.runs import load_runs
 
     runs = load_runs(run_paths)
     known = tasks if tasks is not None else runs.tasks
+    await preflight(config, "--judge")
     summary = GradeSummary()
     limiter = anyio.CapacityLimiter(concurrency)
 
     async def one(attempt: Attempt) -> None:
         run = await grade_attempt(config, template, known[attempt.task_id], attempt, cache,
                                   limiter)
+        if run.grading_run_status == "error":
+            summary.errored += 1
+            return
         write_grading_run(attempt, run)
-        summary.completed += run.grading_run_status == "completed"
-        summary.errored += run.grading_run_status == "error"
+        summary.completed += 1
         summary.calls += run.calls
         summary.cached_calls += run.cached_calls
         summary.usage = summary.usage.plus(run.usage)

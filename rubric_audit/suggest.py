@@ -9,7 +9,14 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
-from rubric_audit.llm import ModelConfig, ModelUnavailable, ResponseCache, default_cache_path, structured
+from rubric_audit.llm import (
+    ModelConfig,
+    ModelUnavailable,
+    ResponseCache,
+    default_cache_path,
+    preflight,
+    structured,
+)
 
 if TYPE_CHECKING:
     from tui.data import ReviewData
@@ -43,9 +50,10 @@ def _evidence(data: ReviewData, task_id: str) -> str:
                         findings_text(details), gold_text(details)])
 
 
-async def suggest(data: ReviewData, model: str, api_base: str | None) -> tuple[int, int]:
-    """Suggest a label for every task in the failures and pass-audit queues."""
-    config = ModelConfig(model=model, api_base=api_base)
+async def suggest(data: ReviewData, config: ModelConfig) -> tuple[int, int]:
+    """Suggest a label for every task in the failures and pass-audit queues (after checking the
+    model: one that cannot answer stops here)."""
+    await preflight(config, "--model")
     cache = ResponseCache(default_cache_path())
     stored = data.store.meta("suggestions", {}) or {}
     made = failed = 0
@@ -60,7 +68,7 @@ async def suggest(data: ReviewData, model: str, api_base: str | None) -> tuple[i
                 continue
             if reply.value is not None and reply.value.label in data.labels_for(task_id):
                 stored[task_id] = {"label": reply.value.label, "reasons": reply.value.reasons,
-                                   "model": model}
+                                   "model": config.model}
                 made += 1
     with data.store.transaction():
         data.store.set_meta("suggestions", stored)

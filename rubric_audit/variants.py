@@ -74,15 +74,23 @@ def make_variant(model: str, name: str | None, system_prompt_file: Path | None,
                    added=add, dropped=drop, system_prompt=prompt)
 
 
+def check_variant(runs: Path, variant: Variant) -> bool:
+    """Whether the variant's folder records it already; refuses one holding another definition."""
+    path = runs / variant.name / "variant.json"
+    if not path.is_file():
+        return False
+    stored = Variant.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    if stored != variant:
+        raise InputError(path, "system_prompt", f"variant {variant.name!r} already exists "
+                                                f"with another model or prompt; choose "
+                                                f"another --variant")
+    return True
+
+
 def claim_variant(runs: Path, variant: Variant) -> None:
     """Record the variant in its folder; an existing folder must hold the same definition."""
-    path = runs / variant.name / "variant.json"
-    if path.is_file():
-        stored = Variant.model_validate(json.loads(path.read_text(encoding="utf-8")))
-        if stored != variant:
-            raise InputError(path, "system_prompt", f"variant {variant.name!r} already exists "
-                                                    f"with another model or prompt; choose "
-                                                    f"another --variant")
+    if check_variant(runs, variant):
         return
+    path = runs / variant.name / "variant.json"
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(variant.model_dump_json(indent=2) + "\n", encoding="utf-8")

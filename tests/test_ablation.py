@@ -16,7 +16,7 @@ from rubric_audit.cli import app
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.world import load_task_world
 from tests.conftest import SAMPLE, SHARED_RUNS, make_task, make_variant, write_json
-from tests.fakes.openai_server import FakeOpenAI, Reply, text, tool_call
+from tests.fakes.openai_server import FakeOpenAI, Reply, is_preflight, text, tool_call
 
 
 def test_compare_the_two_fixture_variants() -> None:
@@ -52,6 +52,8 @@ SENTENCE = "Read every email before you answer."
 def agent_and_judge(body: dict[str, Any]) -> Reply:
     """The agent answers right only when told to read mail; the judge passes an answer whose
     value the criterion states."""
+    if is_preflight(body):
+        return text("ok")
     if body["model"] == "judge":
         prompt = body["messages"][-1]["content"]
         answer = prompt.split("## The agent's final answer")[1].split("## Artifacts")[0]

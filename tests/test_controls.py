@@ -97,7 +97,7 @@ def test_a_lenient_judge_that_passes_near_misses_is_reported(tmp_path: Path) -> 
             "audit", str(bench), "--out", str(tmp_path / "out"), "--judge", "openai/lenient",
             "--repeats", "2", "--api-base", server.url, "--cache", str(tmp_path / "c.db")],
             env={"OPENAI_API_KEY": "sk-test"})
-        calls = len(server.requests)
+        calls = len(server.work_requests)
     assert result.exit_code == 0, result.output
     assert "Models used: openai/lenient" in result.stdout
     findings = [json.loads(line)

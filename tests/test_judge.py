@@ -14,7 +14,7 @@ from rubric_audit.cli import app
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.runs import load_runs
 from tests.conftest import SAMPLE
-from tests.fakes.openai_server import FakeOpenAI, Reply, error, scripted, text
+from tests.fakes.openai_server import FakeOpenAI, Reply, error, is_preflight, scripted, text
 
 JUDGE = "openai/fake-judge"
 TASKS = ("kestrel_05", "meridian_04")
@@ -52,7 +52,8 @@ def test_judge_writes_a_grading_run_beside_the_recorded_one(runs: Path, tmp_path
     with FakeOpenAI(tolerant_judge) as server:
         result = grade(runs, server, tmp_path)
         assert result.exit_code == 0, result.output
-        requests = list(server.requests)
+        requests = server.work_requests
+        assert is_preflight(server.requests[0]), "the judge is checked before any work"
     assert "Graded 4 attempts" in result.stdout and "Verdicts: 2 fail, 2 pass" in result.stdout
     assert len(requests) == 4
     bench = load_benchmark(SAMPLE)
@@ -76,7 +77,7 @@ def test_unparseable_reply_is_unscored(runs: Path, tmp_path: Path) -> None:
     with FakeOpenAI(scripted([text("I think it passes, probably.")])) as server:
         result = grade(runs, server, tmp_path)
         assert result.exit_code == 0, result.output
-        assert len(server.requests) == 4 * 3, "one call and two re-asks per criterion"
+        assert len(server.work_requests) == 4 * 3, "one call and two re-asks per criterion"
     assert "Verdicts: 4 unscored" in result.stdout
     [run] = [json.loads(p.read_text()) for p in runs.rglob("grades/*.json")][:1]
     assert run["grading_run_status"] == "completed"
@@ -90,19 +91,19 @@ def test_second_grade_is_served_from_the_cache(runs: Path, tmp_path: Path) -> No
         grade(runs, server, tmp_path)
         first = len(server.requests)
         again = grade(runs, server, tmp_path)
-        assert len(server.requests) == first, "zero new calls"
+        assert len(server.requests) == first, "zero new calls (the judge was checked already)"
     assert "(4 from cache), 0 tokens" in again.stdout
 
 
-def test_provider_down_leaves_the_attempt_ungraded_by_that_judge(runs: Path,
-                                                                 tmp_path: Path) -> None:
-    with FakeOpenAI(scripted([error(503)])) as server:
+def test_provider_down_after_the_check_leaves_the_attempts_ungraded_and_writes_nothing(
+        runs: Path, tmp_path: Path) -> None:
+    before = sorted(p for p in runs.rglob("*"))
+    with FakeOpenAI(scripted([text("ok"), error(503)])) as server:
         result = grade(runs, server, tmp_path)
         assert result.exit_code == 0, result.output
-    assert "4 could not be graded" in result.stdout
-    runs_written = [json.loads(p.read_text()) for p in runs.rglob("grades/*.json")]
-    assert {r["grading_run_status"] for r in runs_written} == {"error"}
-    assert all("ServiceUnavailable" in r["error"] for r in runs_written)
+        assert len(server.work_requests) == 4 * 4, "each call: one try and three retries"
+    assert "Graded 0 attempts" in result.stdout and "4 could not be graded" in result.stdout
+    assert sorted(p for p in runs.rglob("*")) == before, "no grading run written"
     assert not [g for g in load_runs([runs]).grades if g.grader.startswith("judge:")]
 
 
@@ -111,7 +112,7 @@ def test_a_benchmark_template_is_used_and_checked(runs: Path, tmp_path: Path) ->
     template.write_text("TASK $prompt\nANSWER $answer\nCRITERION $criterion\n")
     with FakeOpenAI(tolerant_judge) as server:
         assert grade(runs, server, tmp_path, "--judge-template", str(template)).exit_code == 0
-        assert server.requests[0]["messages"][-1]["content"].startswith("TASK ")
+        assert server.work_requests[0]["messages"][-1]["content"].startswith("TASK ")
     template.write_text("no placeholders here")
     with FakeOpenAI(tolerant_judge) as server:
         bad = grade(runs, server, tmp_path, "--judge-template", str(template))

@@ -142,7 +142,7 @@ def test_variant_stores_the_prompt_with_the_sentence_added(tmp_path: Path) -> No
                 "--add-sentence", sentence, "--api-base", server.url]
         result = CliRunner().invoke(app, args, env={"OPENAI_API_KEY": "sk-test"})
         assert result.exit_code == 0, result.output
-        assert all(r["messages"][0]["content"].endswith(sentence) for r in server.requests)
+        assert all(r["messages"][0]["content"].endswith(sentence) for r in server.work_requests)
     folder = tmp_path / "runs" / "mail-first"
     sent = json.loads(next(folder.glob("*/attempt_1/initial_messages.json")).read_text())
     assert sent[0]["content"].endswith(" " + sentence)

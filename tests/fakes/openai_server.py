@@ -14,13 +14,17 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
+from rubric_audit.llm import PREFLIGHT_PROMPT
+
 
 @dataclass
 class Reply:
-    """What the server answers: an assistant message, or an HTTP error status."""
+    """What the server answers: an assistant message, or an HTTP error status (with headers such
+    as Retry-After)."""
 
     message: dict[str, Any] | None = None
     status: int = 200
+    headers: dict[str, str] = field(default_factory=dict)
     usage: dict[str, int] = field(default_factory=lambda: {
         "prompt_tokens": 100, "completion_tokens": 20, "total_tokens": 120})
 
@@ -35,11 +39,18 @@ def tool_call(name: str, arguments: dict | str, call_id: str = "call_1") -> Repl
         {"id": call_id, "type": "function", "function": {"name": name, "arguments": args}}]})
 
 
-def error(status: int) -> Reply:
-    return Reply(status=status)
+def error(status: int, retry_after: float | None = None) -> Reply:
+    """An HTTP error: 401 (rejected key), 404 (unknown model), 429 or 5xx (transient)."""
+    return Reply(status=status,
+                 headers={} if retry_after is None else {"Retry-After": f"{retry_after:g}"})
 
 
 Script = Callable[[dict[str, Any]], Reply]
+
+
+def is_preflight(body: dict[str, Any]) -> bool:
+    """The one-line check a command sends each model before any work (rubric_audit.llm)."""
+    return body["messages"] == [{"role": "user", "content": PREFLIGHT_PROMPT}]
 
 
 def scripted(replies: list[Reply]) -> Script:
@@ -90,6 +101,8 @@ class FakeOpenAI:
                 self.send_response(reply.status)
                 self.send_header("Content-Type", "application/json")
                 self.send_header("Content-Length", str(len(data)))
+                for name, value in reply.headers.items():
+                    self.send_header(name, value)
                 self.end_headers()
                 self.wfile.write(data)
 
@@ -99,6 +112,11 @@ class FakeOpenAI:
         self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
         self.httpd.daemon_threads = True
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    @property
+    def work_requests(self) -> list[dict[str, Any]]:
+        """The requests other than preflight checks."""
+        return [r for r in self.requests if not is_preflight(r)]
 
     @property
     def url(self) -> str:

@@ -1,0 +1,180 @@
+"""The door to models: every model command checks its models before any work, and retries only
+what may pass on a second try. Real litellm calls, against the fake server or no server at all."""
+
+from __future__ import annotations
+
+import shutil
+import socket
+import time
+from pathlib import Path
+
+import anyio
+import pytest
+from pydantic import BaseModel
+from typer.testing import CliRunner
+
+from rubric_audit.cli import app
+from rubric_audit.llm import ModelConfig, ModelUnavailable, complete, structured
+from tests.conftest import SAMPLE, make_benchmark, make_task, make_variant
+from tests.fakes.openai_server import FakeOpenAI, error, scripted, text
+
+NO_KEY = {"OPENAI_API_KEY": None, "OPENAI_API_BASE": None, "OPENAI_BASE_URL": None}
+
+
+def files_under(folder: Path) -> dict[str, int]:
+    return {p.relative_to(folder).as_posix(): p.stat().st_mtime_ns
+            for p in folder.rglob("*") if p.is_file()}
+
+
+@pytest.fixture
+def home(tmp_path: Path) -> dict[str, str]:
+    """Cache and config folders inside tmp_path, so 'nothing written' covers them too."""
+    return {"XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_CONFIG_HOME": str(tmp_path / "config"),
+            "RUBRIC_AUDIT_CACHE": None}
+
+
+def closed_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def one_line_exit_2(result, *expected: str) -> None:
+    assert result.exit_code == 2, result.output
+    assert result.stdout == "" and len(result.stderr.strip().splitlines()) == 1, result.stderr
+    for part in expected:
+        assert part in result.stderr, result.stderr
+
+
+def test_grade_without_a_key_stops_at_once_and_writes_nothing(tmp_path: Path, home) -> None:
+    runs = tmp_path / "runs"
+    shutil.copytree(SAMPLE / "runs", runs)
+    before = files_under(tmp_path)
+    started = time.monotonic()
+    result = CliRunner().invoke(app, ["grade", str(runs), "--judge", "openai/gpt-4o-mini"],
+                                env={**NO_KEY, **home})
+    elapsed = time.monotonic() - started
+    one_line_exit_2(result, "openai/gpt-4o-mini", "--judge", "OPENAI_API_KEY")
+    assert elapsed < 10, f"{elapsed:.1f} s: a missing key is never retried"
+    assert files_under(tmp_path) == before
+
+
+def test_suggest_without_a_key_stops_at_once_and_writes_nothing(tmp_path: Path, home) -> None:
+    task = make_task()
+    bench = make_benchmark(tmp_path / "b", tasks=[task])
+    make_variant(bench / "runs", "m1", "m/one", [(task, 1, {"task_1_c1": "fail",
+                                                             "task_1_c2": "fail"})])
+    assert CliRunner().invoke(app, ["audit", str(bench), "--out", str(tmp_path / "out")]
+                              ).exit_code == 0
+    before = files_under(tmp_path)
+    started = time.monotonic()
+    result = CliRunner().invoke(app, ["suggest", str(tmp_path / "out"), "--model",
+                                      "openai/gpt-4o-mini"], env={**NO_KEY, **home})
+    one_line_exit_2(result, "openai/gpt-4o-mini", "--model", "OPENAI_API_KEY")
+    assert time.monotonic() - started < 10
+    assert files_under(tmp_path) == before
+
+
+@pytest.mark.parametrize("command", [
+    ["audit", str(SAMPLE), "--judge", "openai/gpt-4o-mini", "--out"],
+    ["audit", str(SAMPLE), "--lint-model", "openai/gpt-4o-mini", "--out"],
+    ["audit", str(SAMPLE), "--near-miss-model", "openai/gpt-4o-mini", "--out"],
+    ["run", str(SAMPLE), "--model", "openai/gpt-4o-mini", "--tasks", "kestrel_06", "--out"],
+    ["ablate", str(SAMPLE), "--model", "openai/gpt-4o-mini", "--sentence", "Read mail.",
+     "--judge", "openai/gpt-4o-mini", "--out"],
+], ids=["audit-judge", "audit-lint", "audit-near-miss", "run", "ablate"])
+def test_every_model_command_checks_first(command: list[str], tmp_path: Path, home) -> None:
+    result = CliRunner().invoke(app, [*command, str(tmp_path / "out")], env={**NO_KEY, **home})
+    option = next(a for a in command if a in ("--judge", "--lint-model", "--near-miss-model",
+                                              "--model"))
+    one_line_exit_2(result, "openai/gpt-4o-mini", option, "no credentials: set OPENAI_API_KEY")
+    assert files_under(tmp_path) == {}
+
+
+def grade_against(server_url: str, tmp_path: Path, judge: str = "openai/fake-judge"):
+    runs = tmp_path / "runs"
+    if not runs.exists():
+        shutil.copytree(SAMPLE / "runs" / "atlas-1", runs / "atlas-1")
+    before = files_under(runs)
+    result = CliRunner().invoke(app, ["grade", str(runs), "--judge", judge, "--api-base",
+                                      server_url, "--cache", str(tmp_path / "c.db")],
+                                env={"OPENAI_API_KEY": "sk-test"})
+    assert files_under(runs) == before and not (tmp_path / "c.db").exists()
+    return result
+
+
+def test_a_rejected_key_is_one_line_and_never_retried(tmp_path: Path) -> None:
+    with FakeOpenAI(scripted([error(401)])) as server:
+        result = grade_against(server.url, tmp_path)
+        assert len(server.requests) == 1
+    one_line_exit_2(result, "openai/fake-judge", "--judge", "credentials rejected (HTTP 401)",
+                    "OPENAI_API_KEY")
+
+
+def test_a_model_the_provider_does_not_know(tmp_path: Path) -> None:
+    with FakeOpenAI(scripted([error(404)])) as server:
+        result = grade_against(server.url, tmp_path, "openai/no-such-model")
+        assert len(server.requests) == 1
+    one_line_exit_2(result, "openai/no-such-model", "does not know this model")
+
+
+def test_a_name_litellm_cannot_route(tmp_path: Path) -> None:
+    result = grade_against("http://127.0.0.1:9/v1", tmp_path, "no-such-provider-model")
+    one_line_exit_2(result, "no-such-provider-model", "unknown model")
+
+
+def test_an_unreachable_base_url(tmp_path: Path) -> None:
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    started = time.monotonic()
+    result = grade_against(url, tmp_path)
+    one_line_exit_2(result, f"cannot reach {url}", "--api-base")
+    assert time.monotonic() - started < 30, "connection refused: a few quick retries at most"
+
+
+def config(server: FakeOpenAI, **changes) -> ModelConfig:
+    return ModelConfig(model="openai/fake", api_base=server.url, api_key="sk-test",
+                       backoff=0.01, **changes)
+
+
+def test_rate_limit_waits_as_long_as_the_provider_asks() -> None:
+    with FakeOpenAI(scripted([error(429, retry_after=1.5), text("ok")])) as server:
+        started = time.monotonic()
+        reply = anyio.run(complete, config(server), [{"role": "user", "content": "hi"}])
+        elapsed = time.monotonic() - started
+        assert len(server.requests) == 2
+    assert reply.message["content"] == "ok"
+    assert elapsed >= 1.5, "Retry-After is honoured (backoff alone would wait 0.01 s)"
+
+
+def test_server_errors_are_retried_then_given_up() -> None:
+    with FakeOpenAI(scripted([error(500), error(502), text("ok")])) as server:
+        reply = anyio.run(complete, config(server), [{"role": "user", "content": "hi"}])
+        assert len(server.requests) == 3 and reply.message["content"] == "ok"
+    with FakeOpenAI(scripted([error(503)])) as server, pytest.raises(ModelUnavailable) as down:
+        anyio.run(complete, config(server, retries=2), [{"role": "user", "content": "hi"}])
+    assert len(server.requests) == 3 and "ServiceUnavailable" in down.value.reason
+
+
+class Verdict(BaseModel):
+    verdict: str
+
+
+@pytest.mark.parametrize("status", [401, 403, 400])
+def test_refusals_during_work_are_never_retried(status: int) -> None:
+    messages = [{"role": "user", "content": "hi"}]
+    with FakeOpenAI(scripted([error(status)])) as server:
+        with pytest.raises(ModelUnavailable):
+            anyio.run(complete, config(server), messages)
+        assert len(server.requests) == 1
+        with pytest.raises(ModelUnavailable):
+            anyio.run(structured, config(server), messages, Verdict)
+        assert len(server.requests) == 2, "instructor's re-asks are for unparseable replies only"
+
+
+def test_structured_replies_retry_rate_limits() -> None:
+    replies = [error(429, retry_after=0), text('{"verdict": "pass"}')]
+    with FakeOpenAI(scripted(replies)) as server:
+        reply = anyio.run(structured, config(server), [{"role": "user", "content": "hi"}],
+                          Verdict)
+        assert len(server.requests) == 2
+    assert reply.value.verdict == "pass"
