@@ -17,6 +17,7 @@ import time
 from pathlib import Path
 
 from rubric_audit.load.runs import RecordedRuns
+from rubric_audit.load.trajectory import normalise_trajectory
 from rubric_audit.model import Attempt, Criterion, CriterionGrade, Gold, Task
 from rubric_audit.store import AuditStore
 from tui.app import ReviewApp
@@ -35,7 +36,8 @@ def build(db: Path, tasks: int, attempts: int) -> None:
             attempt = Attempt(id=Attempt.make_id(f"v{k % 2}", task.id, k), task_id=task.id,
                               model=f"m{k % 2}", variant=f"v{k % 2}", index=k, state="graded",
                               answer=f"The value is {i}.0m.", fingerprint=f"{i}-{k}",
-                              trajectory=[{"role": "user", "content": "x" * 2000}])
+                              trajectory=normalise_trajectory(
+                                  [{"role": "user", "content": "x" * 2000}], "archipelago"))
             runs.attempts.append(attempt)
             runs.grades += [CriterionGrade(attempt_id=attempt.id, criterion_id=c.id,
                                            grader="recorded", verdict="fail" if i % 4 else "pass",

@@ -53,7 +53,7 @@ def _per_task(runs: RecordedRuns, tasks: dict[str, Task], grader: str) -> dict[s
 
 def _arm(name: str, runs: RecordedRuns, per_task: dict[str, float], common: list[str],
          seed: int) -> Arm:
-    opened = [apps_opened(a) for a in runs.attempts if a.trajectory]
+    opened = [apps_opened(a) for a in runs.attempts if a.trajectory and a.trajectory.steps]
     return Arm(name=name, attempts=len(runs.attempts),
                graded=sum(a.state == "graded" for a in runs.attempts),
                pass_at_1=mean_interval([per_task[t] for t in common], seed),

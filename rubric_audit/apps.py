@@ -20,6 +20,6 @@ def apps_opened(attempt: Attempt) -> set[str]:
         tools = [json.loads(line).get("tool", "") for line in
                  telemetry.read_text(encoding="utf-8").splitlines() if line.strip()]
     else:
-        tools = [call["function"]["name"] for m in attempt.trajectory
-                 for call in m.get("tool_calls") or [] if isinstance(call, dict)]
+        calls = attempt.trajectory.calls() if attempt.trajectory else []
+        tools = [call.name for _, call in calls]
     return {app for tool in tools if (app := _app(tool))}

@@ -183,6 +183,37 @@ class Usage(Record):
             cost=None if self.cost is None or other.cost is None else self.cost + other.cost)
 
 
+class ToolCall(Record):
+    """One tool call with its result (None when no result was recorded); `arguments` as text."""
+
+    id: str = ""
+    name: str
+    arguments: str = ""
+    result: str | None = None
+    error: bool = False
+
+
+class Step(Record):
+    """One message of a trajectory. A `tool` step holds a result whose call was not recorded."""
+
+    role: Literal["system", "user", "assistant", "tool"]
+    text: str = ""
+    reasoning: str = ""
+    tool_calls: list[ToolCall] = Field(default_factory=list)
+    tokens: int | None = Field(None, description="tokens the step produced, where recorded")
+
+
+class Trajectory(Record):
+    """What an agent did, normalised from its source format (`rubric_audit/load/trajectory.py`)."""
+
+    format: str
+    steps: list[Step] = Field(default_factory=list)
+
+    def calls(self) -> list[tuple[int, ToolCall]]:
+        """(step index, call) of every tool call, in order."""
+        return [(i, call) for i, step in enumerate(self.steps) for call in step.tool_calls]
+
+
 class Attempt(Record):
     """One agent run of one task. `unavailable` means no grade exists: never a fail."""
 
@@ -195,7 +226,8 @@ class Attempt(Record):
     unavailable_reason: str | None = None
     answer: str | None = None
     artifacts: list[str] = Field(default_factory=list)
-    trajectory: list[dict[str, Any]] = Field(default_factory=list)
+    trajectory: Trajectory | None = Field(
+        None, description="as loaded; the store keeps it apart, compressed (AuditStore.trajectory)")
     usage: Usage = Field(default_factory=Usage)
     wall_time: float | None = None
     agent_status: str | None = None

@@ -1,16 +1,19 @@
 """audit.db: the SQLite store through which the stages exchange data.
 
-The schema version lives in `PRAGMA user_version`; MIGRATIONS[i] takes a store from version i to
-i + 1, so an older audit.db is upgraded in place and a newer one is refused. Rows hold the pydantic
-model as JSON plus the columns queries filter on. Reviews are append-only: triggers refuse
-UPDATE, DELETE and an INSERT (REPLACE) onto an existing entry.
+The schema version lives in `PRAGMA user_version`; MIGRATIONS[i] (SQL, or a function where rows
+must be rewritten) takes a store from version i to i + 1, so an older audit.db is upgraded in place
+and a newer one is refused. Rows hold the pydantic model as JSON plus the columns queries filter
+on; trajectories are kept apart, zlib-compressed, so the audit folder stays self-contained and
+attempt rows stay light. Reviews are append-only: triggers refuse UPDATE, DELETE and an INSERT
+(REPLACE) onto an existing entry.
 """
 
 from __future__ import annotations
 
 import json
 import sqlite3
-from collections.abc import Iterable, Iterator
+import zlib
+from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
@@ -20,6 +23,7 @@ from pydantic import BaseModel, Field
 from rubric_audit.checks.controls import Control
 from rubric_audit.errors import InputError
 from rubric_audit.load.runs import RecordedRuns
+from rubric_audit.load.trajectory import from_chat_messages
 from rubric_audit.model import (
     Attempt,
     Benchmark,
@@ -28,11 +32,40 @@ from rubric_audit.model import (
     Review,
     SourceSummary,
     Task,
+    Trajectory,
     VariantPrompt,
     World,
 )
 
-MIGRATIONS = [
+TRAJECTORIES_TABLE = """
+    CREATE TABLE trajectories (
+        attempt_id TEXT PRIMARY KEY REFERENCES attempts (attempt_id), format TEXT NOT NULL,
+        steps INTEGER NOT NULL, calls INTEGER NOT NULL, data BLOB NOT NULL)"""
+
+
+def _compress(trajectory: Trajectory) -> bytes:
+    return zlib.compress(trajectory.model_dump_json().encode(), 6)
+
+
+def _trajectory_row(attempt_id: str, trajectory: Trajectory) -> tuple[str, str, int, int, bytes]:
+    return (attempt_id, trajectory.format, len(trajectory.steps), len(trajectory.calls()),
+            _compress(trajectory))
+
+
+def _trajectories_apart(db: sqlite3.Connection) -> None:
+    """Move each attempt's raw messages out of its JSON into `trajectories`, normalised and
+    compressed (stores written before trajectories were normalised kept them inline)."""
+    db.execute(TRAJECTORIES_TABLE)
+    for attempt_id, raw in db.execute("SELECT attempt_id, json FROM attempts").fetchall():
+        record = json.loads(raw)
+        messages = record.pop("trajectory", None)
+        db.execute("INSERT INTO trajectories VALUES (?, ?, ?, ?, ?)",
+                   _trajectory_row(attempt_id, from_chat_messages(messages)))
+        db.execute("UPDATE attempts SET json = ? WHERE attempt_id = ?",
+                   (json.dumps(record), attempt_id))
+
+
+MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     """
     CREATE TABLE benchmark (
         id INTEGER PRIMARY KEY CHECK (id = 1), name TEXT NOT NULL, root TEXT NOT NULL);
@@ -88,6 +121,7 @@ MIGRATIONS = [
         WHEN EXISTS (SELECT 1 FROM reviews WHERE id = NEW.id)
         BEGIN SELECT RAISE(ABORT, 'reviews are append-only'); END;
     """,
+    _trajectories_apart,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -115,7 +149,7 @@ class ImportSummary(BaseModel):
 
 
 def _dump(model: BaseModel) -> str:
-    return model.model_dump_json()
+    return model.model_dump_json(exclude={"trajectory"} if isinstance(model, Attempt) else None)
 
 
 def _task_row(task: Task) -> tuple[str, ...]:
@@ -151,8 +185,11 @@ class AuditStore:
                                               f"rubric-audit understands ({SCHEMA_VERSION})")
         for target, script in enumerate(MIGRATIONS[version:], start=version + 1):
             with self.transaction():
-                for statement in filter(str.strip, script.split(";\n")):
-                    self.db.execute(statement)
+                if callable(script):
+                    script(self.db)
+                else:
+                    for statement in filter(str.strip, script.split(";\n")):
+                        self.db.execute(statement)
                 self.db.execute(f"PRAGMA user_version = {target}")
 
     @property
@@ -204,6 +241,7 @@ class AuditStore:
                 # The recording is the same; grades added since (a new judge run) come in.
                 self.db.execute("UPDATE attempts SET state = ?, json = ? WHERE attempt_id = ?",
                                 (attempt.state, _dump(attempt), attempt.id))
+                self.save_trajectory(attempt)
                 self.save_grades(grades_by_attempt.get(attempt.id, []))
                 summary.unchanged += 1
                 continue
@@ -220,6 +258,7 @@ class AuditStore:
                 "INSERT INTO attempts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
                 (attempt.id, attempt.task_id, attempt.model, attempt.variant, attempt.index,
                  attempt.state, attempt.fingerprint, _dump(attempt)))
+            self.save_trajectory(attempt)
             self.save_grades(grades_by_attempt.get(attempt.id, []))
             if attempt.state == "graded":
                 summary.added_graded += 1
@@ -249,6 +288,23 @@ class AuditStore:
     def variant_prompts(self) -> list[VariantPrompt]:
         return [VariantPrompt.model_validate_json(r[0]) for r in self.db.execute(
             "SELECT json FROM variant_prompts ORDER BY task_id, variant")]
+
+    def save_trajectory(self, attempt: Attempt) -> None:
+        """Keep the attempt's trajectory, compressed, apart from its light JSON row."""
+        if attempt.trajectory is not None:
+            self.db.execute("INSERT OR REPLACE INTO trajectories VALUES (?, ?, ?, ?, ?)",
+                            _trajectory_row(attempt.id, attempt.trajectory))
+
+    def trajectory(self, attempt_id: str) -> Trajectory | None:
+        row = self.db.execute("SELECT data FROM trajectories WHERE attempt_id = ?",
+                              (attempt_id,)).fetchone()
+        return Trajectory.model_validate_json(zlib.decompress(row[0])) if row else None
+
+    def trajectories(self) -> Iterator[tuple[str, Trajectory]]:
+        """(attempt id, trajectory) of every stored attempt, one at a time (they can be large)."""
+        for attempt_id, data in self.db.execute(
+                "SELECT attempt_id, data FROM trajectories ORDER BY attempt_id"):
+            yield attempt_id, Trajectory.model_validate_json(zlib.decompress(data))
 
     def save_grades(self, grades: Iterable[CriterionGrade]) -> None:
         self.db.executemany(

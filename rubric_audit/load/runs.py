@@ -21,6 +21,7 @@ from pydantic import BaseModel, Field
 
 from rubric_audit.checks.controls import Control
 from rubric_audit.errors import InputError, parse_json, read_json, read_text
+from rubric_audit.load.trajectory import normalise_trajectory
 from rubric_audit.load.variant_tasks import shared_task
 from rubric_audit.model import (
     Attempt,
@@ -275,7 +276,7 @@ def _attempt(folder: Path, variant: str, task_id: str, index: int, model: str,
         answer=final_answer(trajectory),
         artifacts=sorted(p.relative_to(folder).as_posix() for p in artifacts_dir.rglob("*")
                          if p.is_file()) if artifacts_dir.is_dir() else [],
-        trajectory=[m for m in trajectory.get("messages") or [] if isinstance(m, dict)],
+        trajectory=normalise_trajectory(trajectory.get("messages"), "archipelago"),
         usage=_usage(trajectory.get("usage")),
         wall_time=trajectory.get("time_elapsed"),
         agent_status=trajectory.get("status"),

@@ -1,0 +1,150 @@
+"""Trajectories in their source formats, normalised to one model (`Trajectory`).
+
+Three shapes are read: chat messages in the OpenAI style (Archipelago's trajectory.json `messages`,
+our runner's), inspect_ai's `ChatMessage` list (the same roles, with `function` as a name and
+`arguments` as an object), and Harbor's ATIF (`steps` with `tool_calls` and `observation`). A tool
+result is attached to the call it answers (by call id); a result whose call was not recorded
+becomes a `tool` step of its own. Loaders call `normalise_trajectory(raw, format)`. Malformed
+parts (not objects, missing names) are skipped, never guessed; the work is linear in the input.
+"""
+
+from __future__ import annotations
+
+import json
+from typing import Any, Literal
+
+from rubric_audit.model import Step, ToolCall, Trajectory
+
+TrajectoryFormat = Literal["archipelago", "inspect", "atif"]
+ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant",
+         "agent": "assistant", "tool": "tool"}
+
+
+def _text(content: Any) -> tuple[str, str]:
+    """(text, reasoning) of a message's content: a string, or a list of typed parts."""
+    if content is None:
+        return "", ""
+    if isinstance(content, str):
+        return content, ""
+    if isinstance(content, dict):
+        content = [content]
+    if not isinstance(content, list):
+        return json.dumps(content, default=str), ""
+    texts, reasoning = [], []
+    for part in content:
+        if isinstance(part, str):
+            texts.append(part)
+        elif isinstance(part, dict):
+            kind = part.get("type")
+            if kind == "reasoning" and isinstance(part.get("reasoning"), str):
+                reasoning.append(part["reasoning"])
+            elif isinstance(part.get("text"), str):
+                texts.append(part["text"])
+            elif kind:
+                texts.append(f"[{kind}]")
+    return "\n".join(texts), "\n".join(reasoning)
+
+
+def _arguments(raw: Any) -> str:
+    if raw is None:
+        return ""
+    return raw if isinstance(raw, str) else json.dumps(raw, ensure_ascii=False, default=str)
+
+
+def _int(value: Any) -> int | None:
+    return value if isinstance(value, int) and not isinstance(value, bool) else None
+
+
+class _Builder:
+    """Steps in order, with each result attached to the call it answers."""
+
+    def __init__(self) -> None:
+        self.steps: list[Step] = []
+        self.open_calls: dict[str, ToolCall] = {}
+
+    def add(self, step: Step) -> None:
+        self.steps.append(step)
+        for call in step.tool_calls:
+            if call.id:
+                self.open_calls[call.id] = call
+
+    def result(self, call_id: str, name: str, text: str, error: bool) -> None:
+        call = self.open_calls.pop(call_id, None) if call_id else None
+        if call is not None:
+            call.result, call.error = text, error
+            return
+        self.steps.append(Step(role="tool", tool_calls=[
+            ToolCall(id=call_id, name=name or "(unknown tool)", result=text, error=error)]))
+
+
+def _chat_call(raw: Any) -> ToolCall | None:
+    """An OpenAI call (`function: {name, arguments}`) or an inspect one (`function: name`)."""
+    if not isinstance(raw, dict):
+        return None
+    function = raw.get("function")
+    if isinstance(function, dict):
+        name, arguments = function.get("name"), function.get("arguments")
+    else:
+        name, arguments = function, raw.get("arguments")
+    if not isinstance(name, str) or not name:
+        return None
+    return ToolCall(id=str(raw.get("id") or ""), name=name, arguments=_arguments(arguments))
+
+
+def from_chat_messages(messages: Any, fmt: str = "archipelago") -> Trajectory:
+    """OpenAI-style or inspect_ai chat messages."""
+    built = _Builder()
+    for message in messages if isinstance(messages, list) else []:
+        if not isinstance(message, dict) or message.get("role") not in ROLES:
+            continue
+        role = ROLES[message["role"]]
+        text, reasoning = _text(message.get("content"))
+        if role == "tool":
+            name = message.get("name") or message.get("function") or ""
+            error = message.get("error")
+            if error and not text:
+                text = _text(error.get("message") if isinstance(error, dict) else error)[0]
+            built.result(str(message.get("tool_call_id") or ""), str(name), text, bool(error))
+            continue
+        own_reasoning = message.get("reasoning_content")
+        calls = [c for c in map(_chat_call, message.get("tool_calls") or []) if c is not None]
+        usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
+        built.add(Step(role=role, text=text,
+                       reasoning=own_reasoning if isinstance(own_reasoning, str) else reasoning,
+                       tool_calls=calls, tokens=_int(usage.get("completion_tokens"))))
+    return Trajectory(format=fmt, steps=built.steps)
+
+
+def from_atif(document: Any) -> Trajectory:
+    """Harbor's Agent Trajectory Interchange Format: `steps` with calls and their observation."""
+    built = _Builder()
+    steps = document.get("steps") if isinstance(document, dict) else None
+    for raw in steps if isinstance(steps, list) else []:
+        if not isinstance(raw, dict) or raw.get("source") not in ROLES:
+            continue
+        text, reasoning = _text(raw.get("message"))
+        calls = []
+        for call in raw.get("tool_calls") or []:
+            if isinstance(call, dict) and isinstance(call.get("function_name"), str):
+                calls.append(ToolCall(id=str(call.get("tool_call_id") or ""),
+                                      name=call["function_name"],
+                                      arguments=_arguments(call.get("arguments"))))
+        metrics = raw.get("metrics") if isinstance(raw.get("metrics"), dict) else {}
+        own_reasoning = raw.get("reasoning_content")
+        built.add(Step(role=ROLES[raw["source"]], text=text,
+                       reasoning=own_reasoning if isinstance(own_reasoning, str) else reasoning,
+                       tool_calls=calls, tokens=_int(metrics.get("completion_tokens"))))
+        observation = raw.get("observation") if isinstance(raw.get("observation"), dict) else {}
+        for result in observation.get("results") or []:
+            if isinstance(result, dict):
+                built.result(str(result.get("source_call_id") or ""), "",
+                             _text(result.get("content"))[0], False)
+    return Trajectory(format="atif", steps=built.steps)
+
+
+def normalise_trajectory(raw: Any, fmt: TrajectoryFormat) -> Trajectory:
+    """The one entry point for loaders: Archipelago or inspect messages (a list), or an ATIF
+    document (an object)."""
+    if fmt == "atif":
+        return from_atif(raw)
+    return from_chat_messages(raw, fmt)
