@@ -24,7 +24,8 @@ from pydantic import BaseModel, ConfigDict, ValidationError
 from rubric_audit.checks.controls import Control
 from rubric_audit.errors import InputError, invalid, read_json
 from rubric_audit.load.runs import RecordedRuns, fingerprint, summarize
-from rubric_audit.model import Attempt, Criterion, CriterionGrade, Task, Usage
+from rubric_audit.load.trajectory import normalise_trajectory
+from rubric_audit.model import Attempt, Criterion, CriterionGrade, Task, Trajectory, Usage
 
 RESULT = "result.json"
 TRAJECTORY = Path("agent") / "trajectory.json"
@@ -33,6 +34,7 @@ MAX_RESULT_BYTES = 5_000_000
 MAX_TRAJECTORY_BYTES = 50_000_000
 MAX_RATIONALE_CHARS = 4_000
 MAX_DEPTH = 6
+ATIF_SOURCES = ("system", "user", "agent")
 CONTROL_AGENTS = {"oracle": ("gold", "pass"), "nop": ("null", "fail")}
 # Exception types whose reward Harbor does not count (has_valid_reward False in
 # harbor.models.trial.error_policy): infrastructure, provider and verifier failures. Newer
@@ -152,48 +154,25 @@ def is_harbor(path: Path) -> bool:
     return path.is_dir() and bool(_jobs(path))
 
 
-def _text(message: Any) -> str:
-    """An ATIF message: a string, or content parts of which the text ones count."""
-    if isinstance(message, str):
-        return message
-    if isinstance(message, list):
-        return "\n".join(p.get("text", "") for p in message
-                         if isinstance(p, dict) and p.get("type") == "text")
-    return ""
-
-
-def _trajectory(folder: Path, unmapped: list[str]) -> list[dict[str, Any]]:
-    """ATIF steps as chat messages (role, content, tool calls), if the agent wrote them."""
+def _trajectory(folder: Path, unmapped: list[str]) -> Trajectory:
+    """The agent's ATIF trajectory, normalised (empty if the agent wrote none)."""
     path = folder / TRAJECTORY
     if not path.is_file() or path.is_symlink():
-        return []
+        return Trajectory(format="atif")
     if path.stat().st_size > MAX_TRAJECTORY_BYTES:
         unmapped.append(f"{folder.name}/{TRAJECTORY.as_posix()}: larger than "
                         f"{MAX_TRAJECTORY_BYTES:,} bytes, not read")
-        return []
+        return Trajectory(format="atif")
     raw = read_json(path)
     steps = raw.get("steps") if isinstance(raw, dict) else None
     if not isinstance(steps, list):
         raise InputError(path, "steps", "expected a list of ATIF steps")
-    roles = {"agent": "assistant", "user": "user", "system": "system"}
-    messages = []
     skipped = [i for i, step in enumerate(steps)
-               if not isinstance(step, dict) or step.get("source") not in roles]
+               if not isinstance(step, dict) or step.get("source") not in ATIF_SOURCES]
     if skipped:
         unmapped.append(f"{folder.name}/{TRAJECTORY.as_posix()}: {len(skipped)} step(s) not "
                         f"from system, user or agent (first: steps[{skipped[0]}]), left out")
-    for step in steps:
-        if not isinstance(step, dict) or step.get("source") not in roles:
-            continue
-        message: dict[str, Any] = {"role": roles[step["source"]],
-                                   "content": _text(step.get("message"))}
-        calls = step.get("tool_calls")
-        if isinstance(calls, list) and calls:
-            message["tool_calls"] = [{"function": {"name": c.get("function_name", ""),
-                                                   "arguments": json.dumps(c.get("arguments"))}}
-                                     for c in calls if isinstance(c, dict)]
-        messages.append(message)
-    return messages
+    return normalise_trajectory(raw, "atif")
 
 
 def _reason(trial: _TrialResult) -> str | None:
@@ -237,7 +216,7 @@ def load_job(job: Path, trials: list[Path], variant: str) -> RecordedRuns:
         checksums[trial.task_name].add(trial.task_checksum)
         keys[trial.task_name].update((trial.verifier_result.rewards or {})
                                      if trial.verifier_result else {})
-        prompt = next((m["content"] for m in messages[folder] if m["role"] == "user"), "")
+        prompt = next((s.text for s in messages[folder].steps if s.role == "user"), "")
         if prompt and trial.task_name not in prompts:
             prompts[trial.task_name] = prompt
         if trial.step_results:
@@ -283,8 +262,8 @@ def load_job(job: Path, trials: list[Path], variant: str) -> RecordedRuns:
         runs.attempts.append(Attempt(
             id=item_id, task_id=trial.task_name, model=model, variant=variant, index=k,
             state="unavailable" if reason else "graded", unavailable_reason=reason,
-            answer=next((m["content"] for m in reversed(messages[folder])
-                         if m["role"] == "assistant" and m["content"]), None),
+            answer=next((s.text for s in reversed(messages[folder].steps)
+                         if s.role == "assistant" and s.text), None),
             trajectory=messages[folder],
             usage=Usage(prompt_tokens=usage.n_input_tokens,
                         completion_tokens=usage.n_output_tokens,
