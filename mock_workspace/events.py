@@ -1,7 +1,13 @@
-"""The calendar: list events in a date range, read, create, update and delete them."""
+"""The calendar: list events in a date range, read, create, update and delete them.
+
+A recurring event is listed once per occurrence when the range has an end (dateutil expands its
+rule, scanning at most MAX_SCANNED occurrences of a series), otherwise once, with its rule.
+"""
 
 from __future__ import annotations
 
+import itertools
+from datetime import datetime
 from typing import Any
 
 from mock_workspace.errors import WorkspaceError
@@ -10,6 +16,31 @@ from mock_workspace.paging import page
 from rubric_audit.model import CalendarEvent
 
 EDITABLE = ("summary", "description", "location", "start", "end", "attendees")
+MAX_SCANNED = 10_000
+
+
+def _expanded(e: CalendarEvent, begin: datetime | None, finish: datetime) -> list[CalendarEvent]:
+    """The occurrences of a recurring event that start inside [begin, finish]; the event itself
+    when its rule cannot be read (a guess is never listed)."""
+    from dateutil.rrule import rrulestr
+
+    def shown(moment: datetime) -> str:  # an all-day event stays a date
+        return moment.date().isoformat() if len(e.start) == len("2025-01-01") else moment.isoformat()
+
+    try:
+        first = datetime.fromisoformat(e.start)
+        length = datetime.fromisoformat(e.end) - first if e.end else None
+        if first.tzinfo is None:  # floating or all-day: compare wall-clock times
+            begin, finish = (d.replace(tzinfo=None) if d else d for d in (begin, finish))
+        rule = rrulestr("\n".join(e.recurrence), forceset=True)
+        starts = [s for s in itertools.takewhile(lambda s: s <= finish,
+                                                 itertools.islice(rule, MAX_SCANNED))
+                  if begin is None or s >= begin]
+    except (ValueError, TypeError, OverflowError):
+        return [e]
+    return [e.model_copy(update={"start": shown(s),
+                                 "end": shown(s + length) if length is not None else ""})
+            for s in starts]
 
 
 def _check_times(start: str, end: str) -> None:
@@ -33,11 +64,13 @@ class Calendar:
             return (not begin or (when is not None and when >= begin)) and \
                    (not finish or (when is not None and when <= finish))
 
-        found = sorted((e for e in self.events.values() if inside(e)),
-                       key=lambda e: (e.start, e.uid))
+        listed = [o for e in self.events.values()
+                  for o in (_expanded(e, begin, finish) if e.recurrence and finish else [e])]
+        found = sorted((e for e in listed if inside(e)), key=lambda e: (e.start, e.uid))
         result = page(found, offset, limit)
-        result["items"] = [{"uid": e.uid, "start": e.start, "end": e.end,
-                            "summary": e.summary} for e in result["items"]]
+        result["items"] = [{"uid": e.uid, "start": e.start, "end": e.end, "summary": e.summary,
+                            **({"recurrence": e.recurrence} if e.recurrence else {})}
+                           for e in result["items"]]
         return result
 
     def read(self, uid: str) -> dict[str, Any]:

@@ -5,10 +5,13 @@ Messages the agent sends are kept apart (folder `sent`) and exported as an mbox 
 
 from __future__ import annotations
 
+import mailbox
+import tempfile
 from collections import Counter
 from datetime import UTC, datetime
 from email.message import EmailMessage
 from email.utils import format_datetime, getaddresses
+from pathlib import Path
 from typing import Any
 
 from mock_workspace.errors import WorkspaceError
@@ -115,18 +118,30 @@ class Mailbox:
         return self.send(to, f"Fwd: {original.subject}", quoted.lstrip())
 
     def sent_mbox(self) -> str:
-        """The sent messages as a standard mbox."""
-        chunks = []
-        for m in self.sent:
-            msg = EmailMessage()
-            msg["Message-ID"], msg["From"], msg["To"] = m.message_id, m.sender, ", ".join(m.to)
-            if m.cc:
-                msg["Cc"] = ", ".join(m.cc)
-            msg["Date"] = format_datetime(datetime.fromisoformat(m.date))
-            msg["Subject"] = m.subject
-            if m.in_reply_to:
-                msg["In-Reply-To"] = m.in_reply_to
-            msg.set_content(m.body)
-            stamp = datetime.fromisoformat(m.date).strftime("%a %b %d %H:%M:%S %Y")
-            chunks.append(f"From {m.sender} {stamp}\n{msg.as_string()}\n")
-        return "".join(chunks)
+        """The sent messages as an mbox, written by the standard library's `mailbox` (it quotes a
+        body line starting "From " as ">From ", so no message is split in two)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            path = Path(tmp) / "sent.mbox"
+            box = mailbox.mbox(path)
+            try:
+                for m in self.sent:
+                    box.add(self._as_mbox_message(m))
+                box.flush()
+            finally:
+                box.close()
+            return path.read_text(encoding="utf-8") if path.exists() else ""
+
+    @staticmethod
+    def _as_mbox_message(m: MailMessage) -> mailbox.mboxMessage:
+        msg = EmailMessage()
+        msg["Message-ID"], msg["From"], msg["To"] = m.message_id, m.sender, ", ".join(m.to)
+        if m.cc:
+            msg["Cc"] = ", ".join(m.cc)
+        msg["Date"] = format_datetime(datetime.fromisoformat(m.date))
+        msg["Subject"] = m.subject
+        if m.in_reply_to:
+            msg["In-Reply-To"] = m.in_reply_to
+        msg.set_content(m.body)
+        boxed = mailbox.mboxMessage(msg)
+        boxed.set_from(m.sender, datetime.fromisoformat(m.date).astimezone(UTC).timetuple())
+        return boxed

@@ -15,7 +15,7 @@ from typing import Annotated, Any, TypeVar
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
-from pydantic import Field
+from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
 
 from mock_workspace.errors import WorkspaceError
 from mock_workspace.files import MAX_CELLS, MAX_READ_CHARS
@@ -158,7 +158,8 @@ def calendar_list(
     offset: Offset = 0,
     limit: Annotated[int, Field(ge=1, le=100)] = 50,
 ) -> dict:
-    """List calendar events (uid, start, end, summary) in time order, optionally in a range."""
+    """List calendar events (uid, start, end, summary) in time order, optionally in a range.
+    A recurring event is listed once per occurrence when `end` is given, else once with its rule."""
     return _session(ctx).calendar.list(start, end, offset, limit)
 
 
@@ -300,11 +301,36 @@ def files_write(ctx: Context, path: FilePath, content: str, overwrite: bool = Fa
         return session.files.write(path, content, overwrite)
 
 
+class _KnownArgumentsOnly(BaseModel):
+    """Refuses arguments a tool does not take (a misspelt `range` must not read the whole sheet);
+    the schema says so too (additionalProperties: false)."""
+
+    model_config = ConfigDict(extra="forbid")
+
+    @model_validator(mode="before")
+    @classmethod
+    def _known_only(cls, data: Any) -> Any:
+        if isinstance(data, dict):
+            known = [f.alias or name for name, f in cls.model_fields.items()]
+            if unknown := sorted(set(data) - set(known)):
+                raise ValueError(f"unknown argument(s) {unknown}; this tool takes {known}")
+        return data
+
+
+def _strict(tool: Tool) -> Tool:
+    arguments = tool.fn_metadata.arg_model
+    tool.fn_metadata.arg_model = create_model(arguments.__name__,
+                                              __base__=(arguments, _KnownArgumentsOnly))
+    tool.parameters = tool.fn_metadata.arg_model.model_json_schema(by_alias=True)
+    return tool
+
+
 @functools.cache
 def _compiled_tools() -> tuple[Tool, ...]:
     """The tools' schemas are built once: doing it per session costs ~0.1 s of pydantic work."""
     return tuple(
-        Tool.from_function(_refusals_as_tool_errors(fn), structured_output=False) for fn in TOOL_FUNCTIONS
+        _strict(Tool.from_function(_refusals_as_tool_errors(fn), structured_output=False))
+        for fn in TOOL_FUNCTIONS
     )
 
 

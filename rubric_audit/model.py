@@ -133,6 +133,8 @@ class CalendarEvent(Record):
     start: str = ""
     end: str = ""
     attendees: list[str] = Field(default_factory=list)
+    # A recurring event's iCalendar lines (DTSTART with its TZID, RRULE, RDATE, EXDATE).
+    recurrence: list[str] = Field(default_factory=list)
 
 
 class ChatMember(Record):

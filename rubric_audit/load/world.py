@@ -155,8 +155,12 @@ def read_mbox(name: str, data: bytes) -> list[MailMessage]:
     return out
 
 
+RECURRENCE = ("DTSTART", "RRULE", "RDATE", "EXDATE")
+
+
 def read_ics(name: str, data: bytes) -> list[CalendarEvent]:
-    """VEVENTs of one iCalendar file."""
+    """VEVENTs of one iCalendar file. icalendar works out the end (DTEND, or DTSTART plus
+    DURATION); a recurring event keeps its rule lines, expanded when the calendar is listed."""
     import icalendar
 
     try:
@@ -164,8 +168,17 @@ def read_ics(name: str, data: bytes) -> list[CalendarEvent]:
     except ValueError as exc:
         raise InputError(name, None, f"not a valid iCalendar file: {exc}") from None
 
-    def when(event: icalendar.Event, key: str) -> str:
-        return event.decoded(key).isoformat() if key in event else ""
+    def when(event: icalendar.Event, attribute: str) -> str:
+        try:
+            return getattr(event, attribute).isoformat()
+        except (icalendar.IncompleteComponent, icalendar.InvalidCalendar):
+            return ""
+
+    def recurrence(event: icalendar.Event) -> list[str]:
+        if "RRULE" not in event and "RDATE" not in event:
+            return []
+        return [event.content_line(key, value).to_ical().decode()
+                for key in RECURRENCE for value in _as_list(event.get(key))]
 
     return [
         CalendarEvent(
@@ -174,10 +187,11 @@ def read_ics(name: str, data: bytes) -> list[CalendarEvent]:
             summary=str(ev.get("SUMMARY", "")),
             description=str(ev.get("DESCRIPTION", "")),
             location=str(ev.get("LOCATION", "")),
-            start=when(ev, "DTSTART"),
-            end=when(ev, "DTEND"),
+            start=when(ev, "start"),
+            end=when(ev, "end"),
             attendees=[str(a).removeprefix("mailto:").removeprefix("MAILTO:")
                        for a in _as_list(ev.get("ATTENDEE"))],
+            recurrence=recurrence(ev),
         )
         for ev in cal.walk("VEVENT")
     ]
