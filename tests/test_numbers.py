@@ -2,10 +2,14 @@
 
 from __future__ import annotations
 
+import time
+
 import pytest
 from hypothesis import given
 from hypothesis import strategies as st
 
+from rubric_audit.checks.code_grade import grade_numeric
+from rubric_audit.checks.lints import FILE_NAME
 from rubric_audit.checks.numbers import find_quantities, find_ranges
 
 
@@ -117,3 +121,24 @@ def test_precision_is_the_last_written_digit(value: float, places: int) -> None:
     q = one(f"Rate: {text} now")
     assert q.step == pytest.approx(10.0 ** -places)
     assert q.value == pytest.approx(float(f"{value:.{places}f}"))
+
+
+MIXED = ("Revenue rose 4.5% to $2.1bn in FY2025; see 29 CFR 1910.1200(b)(2) and Rule 26(a)(1). "
+         "(14) | 1,250 | (3.4) |\n1. more than 5% of 12,345,678.9 stores, or $(1.2)m " + "a" * 300
+         + " x.y.z" * 40 + " § .1600 ((((" + "-" * 60 + "1" * 80 + " 1," * 40 + " report_v2.\n")
+
+
+def _seconds(size: int) -> float:
+    """Reading numbers and file names in `size` characters of mixed text, and grading on it."""
+    text = (MIXED * (size // len(MIXED) + 1))[:size]
+    start = time.perf_counter()
+    find_quantities(text)
+    list(FILE_NAME.finditer(text))
+    grade_numeric("States the EV is $2.1bn (+/- $0.1bn)", text, text)
+    return time.perf_counter() - start
+
+
+def test_number_reading_is_linear_on_a_megabyte_of_mixed_text() -> None:
+    small = min(_seconds(250_000) for _ in range(2))
+    large = min(_seconds(1_000_000) for _ in range(2))
+    assert large < 8 * small + 0.05, (small, large)  # 4x the text: linear is ~4x, quadratic 16x

@@ -2,35 +2,102 @@
 
 A criterion's targets are the quantities after its last copula ("... IRR at 15.0% premium is
 15.6%" targets 15.6%), or all of its quantities when it has none. A tolerance is taken from the
-criterion ("accept A to B", "within X", "+/- X", "to one decimal", "nearest million"), else from
-the prompt, else from the criterion's own precision ("2.1bn" accepts what rounds to it, 2.07bn).
-Values the prompt or the criterion's conditions mention are not taken as the answer's claims.
+criterion ("accept A to B", "15.6% within 0.2 of it", "+/- X", "to one decimal", "nearest
+million"), else from the prompt's rounding or tolerance sentences ("to the nearest $ million",
+"nearest 0.01%", "in $m to one decimal place"), else from the criterion's own precision ("2.1bn"
+accepts what rounds to it, 2.07bn). "Within 14 days" is a value, not a tolerance.
+
+The answer is read where it speaks of the criterion's subject: a value binds to a target through
+its segment (sentence, line, list item or table row) and the words it shares with the criterion;
+bare numbers take the unit a table header, a label or their sentence gives them. Criteria whose
+claim is not a number (yes/no, a choice, a named entity) are not decided by number overlap.
+Plain fails are decided where the final answer is the deliverable: a refusal, an answer with no
+number, a value the answer gives for the same subject and unit far outside the tolerance. Where
+the deliverable is a file, the checker abstains and says so.
 """
 
 from __future__ import annotations
 
+import bisect
+import functools
 import itertools
 import re
-from collections.abc import Iterator
-from dataclasses import dataclass
+from collections.abc import Collection, Iterator
+from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from rubric_audit.checks.numbers import Quantity, find_quantities, find_ranges
+from rubric_audit.checks.numbers import Quantity, find_quantities, find_ranges, with_unit
+from rubric_audit.checks.text import content_tokens
 from rubric_audit.model import Attempt, CriterionGrade, Finding, Task
 
-WORD_DIGITS = {"one": 1, "two": 2, "three": 3, "four": 4, "zero": 0}
+WORD_DIGITS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+_QTY = r"[-−]?[$€£¥]?\s?\d[\d,]*(?:\.\d+)?|[-−]?[$€£¥]?\s?\.\d+"
 TOLERANCE_CLAUSE = re.compile(
-    r"\(?\s*(?:\baccept(?:s|ed|ing)?\b|\bwithin\b|±|\+/[-−]|\bplus\s+or\s+minus\b|\btolerance\b)"
-    r"[^()]*\)?",
-    re.I)
+    rf"""\([^()]*(?:\baccept|\bwithin\b|±|\+/[-−]|\bplus\s+or\s+minus\b|\btolerance\b)[^()]*\)
+    |\baccept(?:s|ed|ing|able)?\b[^.;()]*
+    |\btolerance\b[^.;()]*
+    |(?:±|\+/[-−]|\bplus\s+or\s+minus\b)\s*(?:{_QTY})[^,.;()]*
+    |\bwithin\s+(?:±|\+/[-−])?\s*(?:{_QTY})\s*(?:%|percent|bps?|basis\s+points?|percentage\s+points?
+       |pp|bn|mm|m|k|million|billion|x)?\s*(?:of\b[^,.;()]*)?""",
+    re.I | re.X)
 COPULA = re.compile(r"\b(?:is|are|was|were|equals|to\s+be)\b|=", re.I)
-DECIMALS = re.compile(r"(?:to|at)\s+(\d|one|two|three|four|zero)\s+(?:decimal|d\.?p\.?)", re.I)
-NEAREST = re.compile(r"nearest\s+(cent|penny|whole\s+number|dollar|euro|pound|unit|thousand|"
-                     r"million|billion|percent|tenth|hundredth|basis\s+point)", re.I)
-NEAREST_STEP = {"cent": 0.01, "penny": 0.01, "whole number": 1.0, "dollar": 1.0, "euro": 1.0,
-                "pound": 1.0, "unit": 1.0, "thousand": 1e3, "million": 1e6, "billion": 1e9,
-                "percent": 1.0, "tenth": 0.1, "hundredth": 0.01, "basis point": 0.01}
+DECIMALS = re.compile(r"(?:\bto|\bat|\bwith|\bin)\s+(\d|zero|one|two|three|four|five|six)\s+"
+                      r"(?:decimal|d\.?p\b|dp\b)|\b(\d)\s*d\.?p\b", re.I)
+NEAREST = re.compile(
+    r"nearest\s+(?:whole\s+)?(?P<sym>[$€£¥]\s?)?(?:(?P<num>\d[\d,]*(?:\.\d+)?|\.\d+)\s*"
+    r"(?P<unit>%|percent|percentage\s+points?|pp|bps?|basis\s+points?|k|m|bn|million|billion)?"
+    r"|(?P<word>cent|penny|whole\s+number|integer|dollar|euro|pound|unit|thousand|million|billion"
+    r"|percentage\s+point|percent|tenth|hundredth|basis\s+point|bp))", re.I)
+NEAREST_STEP = {"cent": 0.01, "penny": 0.01, "whole number": 1.0, "integer": 1.0, "dollar": 1.0,
+                "euro": 1.0, "pound": 1.0, "unit": 1.0, "thousand": 1e3, "million": 1e6,
+                "billion": 1e9, "percent": 1.0, "percentage point": 1.0, "tenth": 0.1,
+                "hundredth": 0.01, "basis point": 0.01, "bp": 0.01}
+ROUNDING_SENTENCE = re.compile(r"within|±|\+/-|accept|round|decimal|nearest|\bd\.?p\b|tolerance",
+                               re.I)
+IN_SCALE = re.compile(r"\bin\s+(?:[$€£¥]\s?|(?:USD|EUR|GBP|NOK|SEK|CHF)\s?)?"
+                      r"(k|m|mm|mn|bn|thousands|millions|billions)\b", re.I)
 NEAR = (0.8, 1.25)  # values within this ratio of the target are taken as claims about it
+
+# Claims that are not a number: a yes/no answer, a conclusion, a choice of a named thing.
+YES_NO = re.compile(r"(?:^|\b(?:states?|answers?|concludes?|says?|responds?|replies|confirms?|"
+                    r"indicates?|that)\b)[\s:,\"'“]*\b(?:yes|no)\b(?![\s.]*\d)", re.I)
+CONCLUSION = re.compile(
+    r"\bwhether\b|\b(?:does|do|did|is|are|was|were|can|will|would|should|must|has|have)\s+not\b|"
+    r"\b(?:cannot|isn't|aren't|doesn't|won't|hasn't|haven't)\b|"
+    r"\b(?:is|are|was|were|be|becomes?)\s+(?:not\s+)?(?:eligible|ineligible|exempt|compliant|"
+    r"non-compliant|permitted|prohibited|allowed|required|sufficient|insufficient|in\s+breach|"
+    r"in\s+compliance|subject\s+to|liable|entitled|valid|invalid|enforceable|unenforceable|"
+    r"applicable|inapplicable|triggered|breached|met|satisfied|covered|deductible|taxable)\b|"
+    r"\bthat\s+[\w\s'\u2019-]{0,60}?\b(?:applies|qualifies|breaches|violates|triggers|exceeds|"
+    r"meets|satisfies|complies|falls\s+(?:below|short)|outweighs|justifies)\b", re.I)
+CHOICE = re.compile(
+    r"\b(?:identif(?:y|ies)|names?|selects?|chooses?|recommends?|picks?|ranks?|prefers?|"
+    r"favou?rs?|advises?)\s+(?:that\s+|the\s+)?(?-i:[A-Z][a-z][\w&'.-]*)(?:\s+(?-i:[A-Z][\w&'.-]*))*"
+    r"(?:\s+(?:as|over|for|to|rather)\b(?!\s*(?:[$€£¥\d−-]|approximately|about|roughly))|\s*[,.;]|\s*$)",
+    re.I)
+NAME = re.compile(r"(?<=[a-z0-9,;:'\u2019)]\s)[A-Z][a-z]{2,}(?:[-'][A-Z][a-z]+)?")
+REFUSAL = re.compile(
+    r"\b(?:I\s+(?:cannot|can't|can\s+not|am\s+unable|'m\s+unable|was\s+unable|could\s+not|"
+    r"couldn't|do\s+not\s+have|don't\s+have|did\s+not\s+find|didn't\s+find)|unable\s+to\s+"
+    r"(?:access|find|locate|complete|determine|compute|calculate|open|read)|"
+    r"(?:can't|cannot)\s+help\s+with)\b", re.I)
+FILE_DELIVERABLE = re.compile(
+    r"\b(?:create|build|prepare|draft|produce|save|write|update|generate|populate|fill\s+in|"
+    r"complete|return|deliver|upload|export|edit|amend|revise|make)\b[^.\n]{0,80}?\b(?:"
+    r"spreadsheet|workbook|excel|xlsx|docx|word\s+(?:document|file)|deck|slides?|pptx|"
+    r"powerpoint|presentation|pdf|csv|file|document|template|model)\b", re.I)
+SAVED_FILE = re.compile(r"\b(?:saved|created|attached|uploaded|written|exported|updated)\b"
+                        r"[^.\n]{0,80}?\.(?:xlsx|xlsm|docx|pptx|pdf|csv)\b", re.I)
+SEGMENT_END = re.compile(r"\n|[.!?;](?=\s)")
+TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}")
+UNIT_MARK = re.compile(
+    r"(?P<bps>\bbps?\b|basis\s+points?)|(?P<pct>%|\bpp\b|\bppts?\b|percentage\s+points?|"
+    r"\bpercent\b|\bpts\b)|(?P<mult>\(x\)|\bmultiple\b)|"
+    r"(?P<cur>[$€£¥]|\b(?:USD|EUR|GBP|NOK|SEK|DKK|CHF|JPY|CAD|AUD)\b)\s?"
+    r"(?P<cscale>k|m|mm|mn|bn|000s?|'000|thousands|millions|billions)?\b"
+    r"|\b(?P<scale>thousands|millions|billions|'000s?|000s)\b")
+MAX_LABELLED_LINE = 2000  # longer lines are prose, not a table row or a labelled value
+LABEL = re.compile(r"^[^:|=]{1,80}(?:[:=]|\s[-–]\s)")
 
 
 @dataclass(frozen=True)
@@ -68,9 +135,22 @@ class CodeVerdict:
 
 
 def split_criterion(text: str) -> tuple[str, str]:
-    """(the criterion without its tolerance clauses, the tolerance clauses)."""
-    clauses = [m.group(0) for m in TOLERANCE_CLAUSE.finditer(text)
-               if find_quantities(m.group(0)) or DECIMALS.search(m.group(0))]
+    """(the criterion without its tolerance clauses, the tolerance clauses).
+
+    "Within X" is a tolerance only when it qualifies a value already stated and X is not a
+    duration or a count ("within 14 days" is the value; "within policy" has none).
+    """
+    clauses = []
+    for m in TOLERANCE_CLAUSE.finditer(text):
+        clause = m.group(0)
+        quantities = find_quantities(clause)
+        if not quantities and not DECIMALS.search(clause) and not NEAREST.search(clause):
+            continue
+        if clause.lower().startswith("within"):
+            stated_before = find_quantities(text[:m.start()])
+            if not stated_before or any(q.noun for q in quantities[:1]):
+                continue
+        clauses.append(clause)
     for clause in clauses:
         text = text.replace(clause, " ")
     return text, " ".join(clauses)
@@ -101,7 +181,7 @@ def _compatible(q: Quantity, target: Quantity) -> bool:
     if q.compatible(target):
         return True
     kinds = {q.dimension, target.dimension}
-    return kinds == {"plain", "currency"}
+    return kinds == {"plain", "currency"} and not (q.noun or target.noun)
 
 
 def _stated_tolerance(text: str, target: Quantity) -> Tolerance | None:
@@ -129,17 +209,40 @@ def _stated_tolerance(text: str, target: Quantity) -> Tolerance | None:
 def _rounding_tolerance(text: str, target: Quantity) -> Tolerance | None:
     decimals = DECIMALS.search(text)
     if decimals:
-        places = decimals.group(1).lower()
+        places = (decimals.group(1) or decimals.group(2)).lower()
         d = WORD_DIGITS.get(places, int(places) if places.isdigit() else 0)
-        half = 0.5 * 10.0 ** -d * target.scale
+        scale = target.scale if target.dimension != "percent" else 1.0
+        in_scale = IN_SCALE.search(text)
+        if in_scale and target.dimension != "percent" \
+                and abs(target.value) >= _scale_of(in_scale.group(1)):
+            scale = _scale_of(in_scale.group(1))  # "in $m" speaks of values of millions
+        half = 0.5 * 10.0 ** -d * scale
         places_text = f"{d} decimal place" + ("" if d == 1 else "s")
         return Tolerance(target.value - half, target.value + half, f"rounded to {places_text}")
     nearest = NEAREST.search(text)
     if nearest:
-        unit = re.sub(r"\s+", " ", nearest.group(1).lower())
-        half = 0.5 * NEAREST_STEP[unit]
-        return Tolerance(target.value - half, target.value + half, f"rounded to nearest {unit}")
+        step = _nearest_step(nearest)
+        if step is not None:
+            half = 0.5 * step
+            return Tolerance(target.value - half, target.value + half,
+                             f"rounded to nearest {nearest.group(0)[8:].strip()}")
     return None
+
+
+def _scale_of(word: str) -> float:
+    word = word.lower()
+    return {"k": 1e3, "thousands": 1e3, "m": 1e6, "mm": 1e6, "mn": 1e6, "millions": 1e6,
+            "bn": 1e9, "billions": 1e9}.get(word, 1.0)
+
+
+def _nearest_step(match: re.Match[str]) -> float | None:
+    if match.group("word"):
+        return NEAREST_STEP[re.sub(r"\s+", " ", match.group("word").lower())]
+    number = float(match.group("num").replace(",", ""))
+    unit = (match.group("unit") or "").lower()
+    if unit.startswith("b"):
+        return number * (0.01 if unit in ("bp", "bps") or unit.startswith("basis") else 1e9)
+    return number * {"k": 1e3, "m": 1e6, "million": 1e6, "billion": 1e9}.get(unit, 1.0)
 
 
 def tolerance_for(target: Quantity, criterion_tolerance: str, prompt: str) -> Tolerance:
@@ -153,11 +256,163 @@ def tolerance_for(target: Quantity, criterion_tolerance: str, prompt: str) -> To
     return Tolerance(target.value - half, target.value + half, f"precision of {target.text}")
 
 
+@functools.lru_cache(maxsize=1024)
 def _tolerance_sentences(prompt: str) -> str:
     """Only the prompt's sentences about tolerance or rounding, not its input values."""
-    sentences = re.split(r"(?<=[.!?])\s+", prompt)
-    return " ".join(s for s in sentences
-                    if re.search(r"within|±|\+/-|accept|round|decimal|nearest", s, re.I))
+    sentences = re.split(r"(?<=[.!?])\s+|\n", prompt)
+    kept = []
+    for s in sentences:
+        if not ROUNDING_SENTENCE.search(s):
+            continue
+        if re.search(r"\bwithin\b", s, re.I) and not re.search(
+                r"±|\+/-|accept|round|decimal|nearest|tolerance|within\s+[$€£¥]?\s?\d[\d,.]*"
+                r"\s*(?:%|bps?|[kmb]n?|million|billion)?\s+of\b", s, re.I):
+            continue  # "respond within 14 days": not a tolerance
+        kept.append(s)
+    return " ".join(kept)
+
+
+@dataclass(frozen=True)
+class Claim:
+    """A criterion read once: its targets with tolerance and subject, and what it claims."""
+
+    targets: tuple[Quantity, ...]
+    tolerances: tuple[Tolerance, ...]
+    subjects: tuple[frozenset[str], ...]
+    names: frozenset[str]
+    context: frozenset[tuple[str, float]]
+    not_numeric: str | None
+    file_deliverable: bool
+
+
+@functools.lru_cache(maxsize=4096)
+def read_claim(criterion: str, prompt: str) -> Claim:
+    body, tolerance_text = split_criterion(criterion)
+    targets, conditions = criterion_targets(body)
+    subjects = []
+    previous = 0
+    for t in targets:
+        words = content_tokens(body[previous:t.start]) or content_tokens(body[:t.start])
+        subjects.append(frozenset(w for w in words if not w[0].isdigit()))
+        previous = t.end
+    names = frozenset(m.group(0).lower() for m in NAME.finditer(body))
+    not_numeric = None
+    if YES_NO.search(body):
+        not_numeric = "the criterion's claim is a yes/no answer, not a number"
+    elif CONCLUSION.search(body):
+        not_numeric = "the criterion's claim is a conclusion, not a number"
+    elif CHOICE.search(body):
+        not_numeric = "the criterion's claim is a choice or a named entity, not a number"
+    context = frozenset((q.dimension, round(q.value, 9))
+                        for q in [*conditions, *find_quantities(prompt)])
+    return Claim(
+        targets=tuple(targets),
+        tolerances=tuple(tolerance_for(t, tolerance_text, prompt) for t in targets),
+        subjects=tuple(subjects), names=names, context=context, not_numeric=not_numeric,
+        file_deliverable=bool(FILE_DELIVERABLE.search(prompt)))
+
+
+@dataclass(frozen=True)
+class Reading:
+    """An answer read once: its quantities (units implied by headers and labels applied), the
+    segment each belongs to, and each segment's words."""
+
+    text: str
+    quantities: tuple[Quantity, ...]
+    segment_of: tuple[int, ...]
+    segments: tuple[frozenset[str], ...]
+    names: tuple[frozenset[str], ...]
+    ranges: tuple[tuple[Quantity, Quantity], ...]
+    refusal: bool
+    saved_file: bool
+
+
+@functools.lru_cache(maxsize=1024)
+def read_answer(answer: str) -> Reading:
+    bounds = [0]
+    for m in SEGMENT_END.finditer(answer):
+        bounds.append(m.end())
+    bounds.append(len(answer) + 1)
+    pieces = [answer[a:b] for a, b in itertools.pairwise(bounds)]
+    quantities = _implied_units(answer, find_quantities(answer))
+    segment_of = tuple(bisect.bisect_right(bounds, q.start) - 1 for q in quantities)
+    return Reading(
+        text=answer, quantities=tuple(quantities), segment_of=segment_of,
+        segments=tuple(frozenset(content_tokens(p)) for p in pieces),
+        names=tuple(frozenset(m.group(0).lower() for m in NAME.finditer(p)) |
+                    frozenset(w.lower() for w in re.findall(r"\b[A-Z][a-z]{2,}\b", p))
+                    for p in pieces),
+        ranges=tuple(find_ranges(answer, list(quantities))),
+        refusal=bool(REFUSAL.search(answer)), saved_file=bool(SAVED_FILE.search(answer)))
+
+
+def _unit_template(label: str) -> Quantity | None:
+    """The unit a header, label or phrase gives bare numbers: '(pp)', '$m', 'USD 000s'."""
+    marks = list(UNIT_MARK.finditer(label))
+    if not marks:
+        return None
+    m = marks[-1]
+    base = Quantity(value=1.0, dimension="plain", currency=None, scale=1.0, decimals=0,
+                    text="", start=0, end=0)
+    if m.group("bps"):
+        return replace(base, dimension="percent", scale=0.01)
+    if m.group("pct"):
+        return replace(base, dimension="percent")
+    if m.group("mult"):
+        return replace(base, dimension="multiple")
+    scale_word = (m.group("cscale") or m.group("scale") or "").lower().strip("'")
+    scale = {"k": 1e3, "000": 1e3, "000s": 1e3, "thousands": 1e3, "m": 1e6, "mm": 1e6, "mn": 1e6,
+             "millions": 1e6, "bn": 1e9, "billions": 1e9}.get(scale_word, 1.0)
+    if m.group("cur"):
+        symbols = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
+        currency = symbols.get(m.group("cur"), m.group("cur").upper())
+        return replace(base, dimension="currency", currency=currency, scale=scale)
+    return replace(base, scale=scale) if scale != 1.0 else None
+
+
+def _implied_units(answer: str, found: list[Quantity]) -> list[Quantity]:
+    """Bare numbers read in the unit of their table column's header, their line's label, or a
+    unit phrase earlier in their line ("Margin change (pp): 23", "| Δ pp |" over "| 23 |")."""
+    if not found:
+        return found
+    out = list(found)
+    line_starts = [0] + [m.end() for m in re.finditer(r"\n", answer)]
+    header: list[str] | None = None
+    header_line = -2
+    i = 0
+    for n, start in enumerate(line_starts):
+        end = line_starts[n + 1] - 1 if n + 1 < len(line_starts) else len(answer)
+        line = answer[start:end]
+        if TABLE_SEPARATOR.match(line) and n > 0 and "|" in line:
+            header, header_line = _cells(answer[line_starts[n - 1]:start - 1]), n - 1
+        elif "|" not in line:
+            header = None
+        while i < len(out) and out[i].start < end + 1:
+            q = out[i]
+            if q.dimension == "plain" and q.scale == 1.0 and not q.noun and q.start >= start \
+                    and len(line) <= MAX_LABELLED_LINE:
+                template = None
+                if header is not None and n > header_line and line.lstrip().startswith("|"):
+                    column = line[:q.start - start].count("|") - (1 if line.lstrip()[0] == "|"
+                                                                   else 0)
+                    if 0 <= column < len(header):
+                        template = _unit_template(header[column])
+                if template is None:
+                    label = LABEL.match(line)
+                    prefix = line[:q.start - start]
+                    if label and label.end() <= q.start - start:
+                        template = _unit_template(label.group(0))
+                    elif re.search(r"\bin\s+\S+\s*$|\(\s*in\s+[^()]*\)\s*:?\s*$", prefix, re.I):
+                        template = _unit_template(prefix[-40:])
+                if template is not None:
+                    out[i] = with_unit(q, template)
+            i += 1
+    return out
+
+
+def _cells(line: str) -> list[str]:
+    cells = line.strip().strip("|").split("|")
+    return [c.strip() for c in cells]
 
 
 def _near(q: Quantity, target: Quantity, tolerance: Tolerance) -> bool:
@@ -171,9 +426,8 @@ def _near(q: Quantity, target: Quantity, tolerance: Tolerance) -> bool:
     return NEAR[0] <= ratio <= NEAR[1]
 
 
-def _is_context(q: Quantity, context: list[Quantity], target: Quantity) -> bool:
-    return any(c.dimension == q.dimension and abs(c.value - q.value) < 1e-9 * max(1, abs(c.value))
-               and abs(c.value - target.value) > target.step for c in context)
+def _is_context(q: Quantity, context: Collection[tuple[str, float]], target: Quantity) -> bool:
+    return (q.dimension, round(q.value, 9)) in context and abs(q.value - target.value) > target.step
 
 
 def _alternatives(answer: str, values: list[Quantity], matched: list[Quantity]) -> bool:
@@ -182,55 +436,117 @@ def _alternatives(answer: str, values: list[Quantity], matched: list[Quantity]) 
     Both must be of the same order (within 3x): "NOK 1,940m, or NOK 48.50 per share" restates
     one figure in other terms rather than offering two.
     """
+    hits = {id(q) for q in matched}
     for a, b in itertools.pairwise(values):
+        if b.start - a.end > 30 or (id(a) in hits) == (id(b) in hits):
+            continue
         gap = answer[a.end:b.start]
         same_order = a.value and b.value and 1 / 3 <= b.value / a.value <= 3
-        if (a in matched) != (b in matched) and same_order and len(gap) <= 30 \
-                and re.search(r"\bor\b|\beither\b|/", gap, re.I):
+        if same_order and re.search(r"\bor\b|\beither\b|/", gap, re.I):
             return True
     return False
 
 
-def check_target(target: Quantity, tolerance: Tolerance, answer: str,
-                 context: list[Quantity]) -> TargetCheck:
-    """Whether the answer states the target: a value near it inside the tolerance, unhedged.
+def _score(reading: Reading, index: int, subject: frozenset[str], names: frozenset[str]) -> int:
+    segment = reading.segment_of[index]
+    return 10 * _named(reading, segment, names) + len(subject & reading.segments[segment])
 
-    Values far from the target are taken as other quantities, not as claims about this one; an
-    answer with no value near the target gives no evidence either way (not_found).
+
+def _named(reading: Reading, segment: int, names: frozenset[str]) -> bool:
+    """Whether a segment names everyone the criterion names ("Aisha Roberts")."""
+    return bool(names) and names <= reading.names[segment]
+
+
+def check_target(target: Quantity, tolerance: Tolerance, answer: str,
+                 context: Collection[tuple[str, float]] = (), subject: frozenset[str] = frozenset(),
+                 names: frozenset[str] = frozenset()) -> TargetCheck:
+    """Whether the answer states the target where it speaks of the target's subject.
+
+    Values are bound by their segment: if the criterion names someone, only segments naming
+    them count; else the segments sharing most words with the criterion that hold a value near
+    the target. A value far from the target counts (as a miss) only when its segment is
+    plainly about the same subject and unit; otherwise the answer gives no evidence (not_found).
     """
-    quantities = find_quantities(answer)
-    compatible = [q for q in quantities if _compatible(q, target)
-                  and not _is_context(q, context, target)]
-    near = [q for q in compatible if _near(q, target, tolerance)]
-    matched = [q for q in near if tolerance.contains(_display(q, target))]
-    missed = [q for q in near if not tolerance.contains(_display(q, target))]
-    ranges = [r for r in find_ranges(answer, quantities) if r[0] in near or r[1] in near]
-    hedged = bool(ranges) or _alternatives(answer, compatible, matched)
-    outcome: Literal["pass", "fail", "not_found"]
-    if not near:
-        outcome = "not_found"
-    elif matched and not hedged:
-        outcome = "pass"
-    else:
-        outcome = "fail"
+    reading = read_answer(answer)
+    candidates = [i for i, q in enumerate(reading.quantities)
+                  if _compatible(q, target) and not _is_context(q, context, target)]
+    if any(_named(reading, reading.segment_of[i], names) for i in candidates):
+        candidates = [i for i in candidates if _named(reading, reading.segment_of[i], names)]
+    near = [i for i in candidates if _near(reading.quantities[i], target, tolerance)]
+    if near:
+        best = max(_score(reading, i, subject, names) for i in near)
+        bound = [i for i in near if _score(reading, i, subject, names) == best]
+        return _decide(target, tolerance, reading, bound, candidates)
+    far = _same_subject_value(target, reading, candidates, subject, names)
+    if far is not None:
+        return TargetCheck(target, tolerance, [], [far], False, "fail")
+    return TargetCheck(target, tolerance, [], [], False, "not_found")
+
+
+def _decide(target: Quantity, tolerance: Tolerance, reading: Reading, bound: list[int],
+            candidates: list[int]) -> TargetCheck:
+    quantities = [reading.quantities[i] for i in bound]
+    matched = [q for q in quantities if tolerance.contains(_display(q, target))]
+    missed = [q for q in quantities if not tolerance.contains(_display(q, target))]
+    segments = {reading.segment_of[i] for i in bound}
+    ids = {id(q) for q in quantities}
+    ranges = [r for r in reading.ranges
+              if (id(r[0]) in ids or id(r[1]) in ids) and _compatible(r[0], target)
+              and _compatible(r[1], target)
+              and not all(tolerance.contains(_display(q, target)) for q in r)]
+    same_segment = [reading.quantities[i] for i in candidates if reading.segment_of[i] in segments]
+    hedged = bool(ranges) or _alternatives(reading.text, same_segment, matched)
+    outcome: Literal["pass", "fail"] = "pass" if matched and not hedged else "fail"
     return TargetCheck(target, tolerance, matched, missed, hedged, outcome)
 
 
-def grade_numeric(criterion: str, answer: str | None, prompt: str = "") -> CodeVerdict:
-    """pass / fail / not_applicable for one criterion and one answer, with the reason."""
-    body, tolerance_text = split_criterion(criterion)
-    targets, conditions = criterion_targets(body)
-    if not targets:
+def _same_subject_value(target: Quantity, reading: Reading, candidates: list[int],
+                        subject: frozenset[str], names: frozenset[str]) -> Quantity | None:
+    """The one value a segment plainly about the target's subject gives in the target's unit."""
+    by_segment: dict[int, list[int]] = {}
+    for i in candidates:
+        by_segment.setdefault(reading.segment_of[i], []).append(i)
+    found = []
+    for segment, members in by_segment.items():
+        shared = len(subject & reading.segments[segment])
+        named = _named(reading, segment, names)
+        about = named or (shared >= 2 and shared >= 0.6 * len(subject))
+        same_unit = [i for i in members if _strictly_same_unit(reading.quantities[i], target)
+                     or named]
+        if about and len(same_unit) == 1 and len(members) == 1:
+            found.append(reading.quantities[same_unit[0]])
+    return found[0] if len(found) == 1 else None
+
+
+def _strictly_same_unit(q: Quantity, target: Quantity) -> bool:
+    if q.dimension != target.dimension:
+        return False
+    if q.dimension == "plain":
+        return bool(q.noun and q.noun == target.noun)
+    return q.currency == target.currency
+
+
+def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
+                  artifacts: bool = False) -> CodeVerdict:
+    """pass / fail / not_applicable for one criterion and one answer, with the reason.
+
+    `artifacts`: whether the run folder holds files the agent wrote (a file deliverable the
+    checker does not read).
+    """
+    claim = read_claim(criterion, prompt)
+    if not claim.targets:
         return CodeVerdict("not_applicable", "the criterion states no numeric value", [])
+    if claim.not_numeric:
+        return CodeVerdict("not_applicable", claim.not_numeric, [])
     if not answer or not answer.strip():
         return CodeVerdict("fail", "the answer is empty", [])
-    context = conditions + find_quantities(prompt)
-    checks = [check_target(t, tolerance_for(t, tolerance_text, prompt), answer, context)
-              for t in targets]
+    reading = read_answer(answer)
+    checks = [check_target(t, tol, answer, claim.context, subject, claim.names)
+              for t, tol, subject in zip(claim.targets, claim.tolerances, claim.subjects,
+                                         strict=True)]
     missing = [c for c in checks if c.outcome == "not_found"]
     if missing:
-        names = ", ".join(c.target.text for c in missing)
-        return CodeVerdict("not_applicable", f"the answer states no value near {names}", checks)
+        return _missing(claim, reading, checks, missing, artifacts)
     failed = [c for c in checks if c.outcome == "fail"]
     if not failed:
         return CodeVerdict("pass", "; ".join(
@@ -244,11 +560,30 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "") -> CodeV
     return CodeVerdict("fail", "; ".join(parts), checks)
 
 
+def _missing(claim: Claim, reading: Reading, checks: list[TargetCheck],
+             missing: list[TargetCheck], artifacts: bool) -> CodeVerdict:
+    names = ", ".join(c.target.text for c in missing)
+    if claim.file_deliverable or reading.saved_file:
+        where = ("the run folder holds the agent's files, which the checker does not read"
+                 if artifacts else "the run folder does not hold it")
+        return CodeVerdict("not_applicable",
+                           f"the deliverable is a file ({where}); the answer states no value "
+                           f"near {names}", checks)
+    if reading.refusal and not any(c.matched for c in checks):
+        return CodeVerdict("fail", f"the answer declines or could not find the value ({names})",
+                           checks)
+    if not reading.quantities:
+        return CodeVerdict("fail", f"the answer states no number at all; target {names}",
+                           checks)
+    return CodeVerdict("not_applicable", f"the answer states no value near {names}", checks)
+
+
 def code_verdicts(task: Task, attempt: Attempt) -> dict[str, CodeVerdict]:
     """The code checker's verdict on every criterion of an attempt that has an answer."""
     if attempt.answer is None:
         return {}
-    return {c.id: grade_numeric(c.text, attempt.answer, task.prompt) for c in task.criteria}
+    return {c.id: grade_numeric(c.text, attempt.answer, task.prompt, bool(attempt.artifacts))
+            for c in task.criteria}
 
 
 def code_grades(attempt: Attempt, verdicts: dict[str, CodeVerdict]) -> list[CriterionGrade]:

@@ -20,7 +20,7 @@ from rubric_audit.checks.numbers import Quantity, find_quantities
 from rubric_audit.checks.text import content_tokens, is_negative, stem, words, world_vocabulary
 from rubric_audit.model import Criterion, Finding, Task, WorldContents
 
-FILE_NAME = re.compile(r"[\w\-.]+\.(?:pdf|xlsx|xlsm|xls|docx|doc|pptx|ppt|csv|md|txt|json)\b",
+FILE_NAME = re.compile(r"(?<![\w\-.])[\w\-.]+\.(?:pdf|xlsx|xlsm|xls|docx|doc|pptx|ppt|csv|md|txt|json)\b",
                        re.I)
 RESTATE_COVERAGE = 0.8
 ABSENT_SHARE = 0.4

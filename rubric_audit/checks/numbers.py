@@ -2,13 +2,20 @@
 
 Handles currency symbols and codes, %, percentage points, basis points, multiples (4.6x),
 scale words and suffixes (k, m, mm, M, bn, B, million, billion), thousands separators, negatives
-with a sign or in parentheses, and ranges. Years, dates, clause numbers, thresholds ("more than
-5%") and identifiers (FY2025, K01) are not quantities. Values are normalised to base units
-(currency in units, percentages in percent), so "$2.1bn" and "$2,100M" compare equal.
+with a sign or in parentheses, and ranges. Identifiers are not quantities: citations and section
+numbers ("29 CFR 1910.1200(b)(2)", "Rule 26(a)(1)", "Part 487", "§ .1600"), parenthesised
+subsections and list markers ("(14)", "(1)", "1."), form, docket, model and account numbers
+("Form 10-K", "No. 21-cv-1234", "K01", "FY2025"), years, dates and thresholds ("more than 5%",
+"13 or more"). Values are normalised to base units (currency in units, percentages in percent),
+so "$2.1bn" and "$2,100M" compare equal. A plain number keeps the word it counts ("45 days").
+
+Every pass is linear: identifiers are found by one scan, quantities by another, and each
+quantity's context is read from a bounded window around it, never from all the text before it.
 """
 
 from __future__ import annotations
 
+import bisect
 import functools
 import itertools
 import re
@@ -20,16 +27,58 @@ Dimension = Literal["currency", "percent", "multiple", "plain"]
 CURRENCY_SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
 CURRENCY_CODES = ("USD", "EUR", "GBP", "NOK", "SEK", "DKK", "CHF", "JPY", "CAD", "AUD", "CNY",
                   "INR", "HKD", "SGD", "NZD", "ZAR", "BRL", "MXN")
-SCALES = {"k": 1e3, "thousand": 1e3, "m": 1e6, "mm": 1e6, "mn": 1e6, "million": 1e6,
-          "bn": 1e9, "b": 1e9, "billion": 1e9, "tn": 1e12, "trillion": 1e12}
+SCALES = {"k": 1e3, "thousand": 1e3, "thousands": 1e3, "m": 1e6, "mm": 1e6, "mn": 1e6,
+          "million": 1e6, "millions": 1e6, "bn": 1e9, "b": 1e9, "billion": 1e9, "billions": 1e9,
+          "tn": 1e12, "trillion": 1e12}
 MONTHS = ("january|february|march|april|may|june|july|august|september|october|november|"
           "december|jan|feb|mar|apr|jun|jul|aug|sep|sept|oct|nov|dec")
+NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|thirteen|"
+                "fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|"
+                "sixty|seventy|eighty|ninety|hundred")
+WINDOW = 48  # characters of context read on each side of a number
+
 THRESHOLD = re.compile(r"(?:more|less|greater|fewer|higher|lower)\s+than\s*$|(?:above|below|over|"
-                       r"under|exceeding|at\s+least|at\s+most|up\s+to|[<>]=?)\s*$", re.I)
+                       r"under|exceeding|at\s+least|at\s+most|up\s+to|minimum\s+of|maximum\s+of|"
+                       r"[<>≤≥]=?)\s*$", re.I)
+THRESHOLD_AFTER = re.compile(r"\s*(?:\+(?![\d$€£¥])|or\s+(?:more|fewer|less|greater|higher|lower|"
+                             r"above|below|over|under)\b)", re.I)
 REFERENCE = re.compile(r"(?:clause|section|article|note|schedule|paragraph|item|page|§|"
                        r"\bno\.?|number|amendment|version)\s*$", re.I)
 MONTH_BEFORE = re.compile(rf"\b(?:{MONTHS})\.?\s*$", re.I)
 MONTH_AFTER = re.compile(rf"^\s*(?:{MONTHS})\b", re.I)
+NUMBER_WORD_BEFORE = re.compile(rf"\b(?:{NUMBER_WORDS})\s*$", re.I)
+
+# Words that name what follows them: "Section 3.2", "Part 487", "Form 10-K", "Rule 26(a)(1)".
+_REFERENCE_WORDS = (
+    "sections?|secs?|subsections?|subparagraphs?|parts?|chapters?|titles?|rules?|articles?|arts?|"
+    "clauses?|paragraphs?|paras?|schedules?|items?|notes?|exhibits?|appendix|appendices|annex|"
+    "forms?|dockets?|cases?|models?|accounts?|acct|polic(?:y|ies)|claims?|invoices?|tickets?|"
+    "versions?|steps?|tables?|figures?|figs?|pages?|pp|lines?|box|codes?|regulations?|regs?|"
+    "standards?|tiers?|phases?|rooms?|suites?|floors?|amendments?|questions?|cfr|usc|u\\.s\\.c|"
+    "ifrs|ias|asc|irc|iso|stages?|levels?|scenarios?|series|lots?|buildings?|routes?|"
+    "orders?|contracts?|loans?|patents?|bills?|acts?|years?|quarters?|months?|weeks?|days?|"
+    "options?|nos?|numbers?|ids?|refs?|references?|sku|serial|reg")
+_PAREN = r"\((?:\d{1,3}|[A-Za-z]{1,4})\)"
+_NOT_AN_AMOUNT = (r"(?!\s?(?:%|percent|per\s?cent|percentage|bps?\b|basis|[x×]\b|million|"
+                  r"billion|thousand|bn\b|mm\b|[kmb]\b))")
+_ID_TAIL = rf"(?>(?:\d[\w.\-/]*|\.\d[\w.\-/]*)(?:{_PAREN})*){_NOT_AN_AMOUNT}"
+IDENTIFIER = re.compile(
+    rf"""
+    §+\s*(?:{_ID_TAIL}|[\w.\-]+)(?:\s*(?:,|and|or|to|through|[-–])\s*{_ID_TAIL})*
+    |\b\d+\s+(?:C\.?F\.?R|U\.?S\.?C|Fed\.?\s*Reg|F\.\s*(?:Supp\.\s*)?\d?d?|U\.S|S\.\s*Ct)\.?
+        \s*(?:§+\s*)?[\d.\-]+(?:{_PAREN})*
+    |\b(?:{_REFERENCE_WORDS})\.?\s*(?:No\.?\s*|\#\s*)?(?:{_ID_TAIL}|{_PAREN}(?:{_PAREN})*)
+        (?:\s*(?:,|and|or|to|through|[-–])\s*(?:{_ID_TAIL}|{_PAREN}(?:{_PAREN})*))*
+    |\#\s*\d[\w.\-/]*
+    |\b\d[\d.]*(?:{_PAREN})+
+    |\b\d+(?:[-/]\d+){{2,}}\b
+    |\b\d+(?:\.\d+){{2,}}\b
+    |(?-i:\b\d+-(?:[A-Z]{{1,4}}\b|[a-z]{{1,3}}-\d)[\w\-]*)
+    |(?-i:\b[A-Z][A-Za-z]*-\d[\w\-]*)
+    |(?m:^[ \t>*\-]*\(?\d{{1,3}}[.)](?=[ \t]))
+    """,
+    re.X | re.I,
+)
 
 _CODES = "|".join(CURRENCY_CODES)
 QUANTITY = re.compile(
@@ -49,6 +98,13 @@ QUANTITY = re.compile(
     re.X,
 )
 RANGE_JOIN = re.compile(r"^\s*(?:-|–|—|to|and)\s*$", re.I)
+NOUN = re.compile(r"^\)?[\s-]?([A-Za-z]{2,})(?:[\s-]([A-Za-z]{2,}))?")
+QUALIFIERS = frozenset(("business", "calendar", "working", "consecutive", "full", "additional",
+                        "new", "total", "net", "gross", "separate", "distinct"))
+NOT_NOUNS = frozenset("""
+and or to of in on at by for from with the a an than as is are was were be per each vs versus
+over under above below after before between into more less fewer up down out off if but so
+""".split())
 
 
 @dataclass(frozen=True)
@@ -63,6 +119,7 @@ class Quantity:
     text: str
     start: int
     end: int
+    noun: str | None = None  # what a plain number counts: "day" in "45 days"
 
     @property
     def step(self) -> float:
@@ -70,10 +127,13 @@ class Quantity:
         return 10.0 ** -self.decimals * self.scale
 
     def compatible(self, other: Quantity) -> bool:
-        """Same kind of thing: currencies must agree when both are named."""
+        """Same kind of thing: currencies must agree when both are named, and so must the
+        things two plain numbers count."""
         if self.dimension != other.dimension:
             return False
-        return not (self.currency and other.currency and self.currency != other.currency)
+        if self.currency and other.currency and self.currency != other.currency:
+            return False
+        return not (self.noun and other.noun and self.noun != other.noun)
 
     def show(self) -> str:
         return self.text
@@ -83,10 +143,24 @@ def _decimals(num: str) -> int:
     return len(num.split(".")[1]) if "." in num else 0
 
 
+def _noun(after: str) -> str | None:
+    """The word a plain number counts, singular and lower case ("45 business days" -> day)."""
+    match = NOUN.match(after)
+    if not match:
+        return None
+    word = match.group(1).lower()
+    if word in QUALIFIERS and match.group(2):
+        word = match.group(2).lower()
+    if word in NOT_NOUNS:
+        return None
+    return word[:-1] if word.endswith("s") and len(word) > 3 else word
+
+
 def _quantity(match: re.Match[str], text: str) -> Quantity | None:
     g = match.groupdict()
     num = g["num"]
-    before, after = text[:match.start()], text[match.end():]
+    before = text[max(0, match.start() - WINDOW):match.start()]
+    after = text[match.end():match.end() + WINDOW]
     currency = (CURRENCY_SYMBOLS.get(g["cur_sym"] or "") or g["cur_pre"] or g["cur_post"])
     scale_name = (g["scale_word"] or g["scale"] or "").lower()
     unit = re.sub(r"\s+", " ", (g["unit"] or "").lower())
@@ -99,6 +173,7 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
     else:
         dimension = "plain"
     factor = SCALES.get(scale_name, 1.0)
+    noun = None
     if dimension == "plain" and factor == 1.0:
         whole = float(num.replace(",", ""))
         if "." not in num and "," not in num and 1900 <= whole <= 2100:
@@ -107,6 +182,7 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
             return None  # part of a date
         if REFERENCE.search(before):
             return None  # clause 14.1, section 3
+        noun = _noun(after)
     if dimension == "plain" and g["scale"] and not currency:
         return None  # "5m" alone could be metres or months: not a quantity we can trust
     if unit.startswith("b"):  # basis points, in percent
@@ -114,13 +190,24 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
     value = float(num.replace(",", "")) * factor
     negative = bool(g["sign"] or g["sign2"])
     if before.endswith("(") and after.startswith(")"):
-        negative = True  # accounting notation: (182.95) or $(182.95)
         outside = re.search(r"([$€£¥])\s?\($", before)
-        if outside and not currency:
-            currency, dimension = CURRENCY_SYMBOLS[outside.group(1)], "currency"
+        bare = dimension == "plain" and not outside and "," not in num and "." not in num
+        if bare and NUMBER_WORD_BEFORE.search(before[:-1]):
+            negative = False  # "fourteen (14) days" restates the number
+        elif bare and not _in_table_cell(before):
+            return None  # "(14)" in prose is a subsection or list marker
+        else:
+            negative = True  # accounting notation: (182.95) or $(182.95)
+            if outside and not currency:
+                currency, dimension = CURRENCY_SYMBOLS[outside.group(1)], "currency"
     return Quantity(value=-value if negative else value, dimension=dimension, currency=currency,
                     scale=factor, decimals=_decimals(num), text=match.group(0).strip(),
-                    start=match.start(), end=match.end())
+                    start=match.start(), end=match.end(), noun=noun)
+
+
+def _in_table_cell(before: str) -> bool:
+    """Whether the text before a '(' is the start of a table cell ('| (1,250)')."""
+    return bool(re.search(r"[|\t]\s*\($", before))
 
 
 def find_quantities(text: str, thresholds: bool = False) -> list[Quantity]:
@@ -128,20 +215,34 @@ def find_quantities(text: str, thresholds: bool = False) -> list[Quantity]:
     return list(_quantities(text, thresholds))
 
 
+def identifier_spans(text: str) -> list[tuple[int, int]]:
+    """(start, end) of every citation, section or list marker and other identifier, in order."""
+    return [m.span() for m in IDENTIFIER.finditer(text) if m.end() > m.start()]
+
+
 @functools.lru_cache(maxsize=4096)
 def _quantities(text: str, thresholds: bool) -> tuple[Quantity, ...]:
     """Parsed once per text: prompts and criteria recur across every attempt."""
+    spans = identifier_spans(text)
+    starts = [s for s, _ in spans]
     out = []
     for match in QUANTITY.finditer(text):
-        if not match.group("num"):
+        if not match.group("num") or _inside(spans, starts, match.start("num")):
             continue
         q = _quantity(match, text)
         if q is None:
             continue
-        if not thresholds and THRESHOLD.search(text[:match.start()]):
+        if not thresholds and (
+                THRESHOLD.search(text[max(0, match.start() - WINDOW):match.start()])
+                or THRESHOLD_AFTER.match(text, match.end(), match.end() + WINDOW)):
             continue
         out.append(q)
     return tuple(_share_units_in_ranges(text, out))
+
+
+def _inside(spans: list[tuple[int, int]], starts: list[int], position: int) -> bool:
+    i = bisect.bisect_right(starts, position) - 1
+    return i >= 0 and spans[i][0] <= position < spans[i][1]
 
 
 def _share_units_in_ranges(text: str, found: list[Quantity]) -> list[Quantity]:
@@ -152,24 +253,29 @@ def _share_units_in_ranges(text: str, found: list[Quantity]) -> list[Quantity]:
         if not _range_gap(text, a, b):
             continue
         if a.dimension == "plain" and b.dimension != "plain":
-            out[i] = _like(a, b)
+            out[i] = with_unit(a, b)
         elif b.dimension == "plain" and a.dimension != "plain":
-            out[i + 1] = _like(b, a)
+            out[i + 1] = with_unit(b, a)
+        elif a.dimension == b.dimension == "plain" and not a.noun and b.noun:
+            out[i] = replace(a, noun=b.noun)
     return out
 
 
-def _like(bare: Quantity, unit_from: Quantity) -> Quantity:
+def with_unit(bare: Quantity, unit_from: Quantity) -> Quantity:
+    """A bare number read in the unit another quantity (or a header, or a label) gives it."""
     return replace(bare, value=bare.value * unit_from.scale, dimension=unit_from.dimension,
-                   currency=unit_from.currency, scale=unit_from.scale)
+                   currency=unit_from.currency, scale=unit_from.scale, noun=unit_from.noun)
 
 
 def _range_gap(text: str, a: Quantity, b: Quantity) -> bool:
     """Whether the text between two quantities joins them as a range."""
+    if b.start - a.end > 12:
+        return False
     between = text[a.end:b.start]
     if not RANGE_JOIN.match(between):
         return False
-    return between.strip().lower() != "and" or bool(re.search(r"between\s*$", text[:a.start],
-                                                              re.I))
+    return between.strip().lower() != "and" or bool(
+        re.search(r"between\s*$", text[max(0, a.start - WINDOW):a.start], re.I))
 
 
 def find_ranges(text: str, quantities: list[Quantity]) -> list[tuple[Quantity, Quantity]]:
