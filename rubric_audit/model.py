@@ -298,6 +298,19 @@ ReviewLabel = Literal[
 ]
 
 
+class FindingReview(Record):
+    """A reviewer's judgement of one finding (by its `finding_key`): confirmed or a false alarm.
+    Append-only like labels; a retraction (verdict None) points at the entry it undoes."""
+
+    reviewer: str
+    created_at: str
+    finding_key: str
+    task_id: str | None
+    check: str
+    verdict: Literal["confirmed", "false_alarm"] | None = None
+    retracts: int | None = None
+
+
 class Review(Record):
     """One entry of the append-only review log; a retraction points at the entry it undoes."""
 

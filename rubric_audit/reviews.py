@@ -4,8 +4,10 @@ from __future__ import annotations
 
 import hashlib
 from collections import Counter, defaultdict
+from collections.abc import Callable
+from typing import TypeVar
 
-from rubric_audit.model import Finding, Review, Task
+from rubric_audit.model import Finding, FindingReview, Review, Task
 
 FAILURE_LABELS = ("defective_task", "grader_error", "ambiguous", "model_error")
 PASS_LABELS = ("sound", "unearned")
@@ -20,20 +22,36 @@ def finding_key(finding: Finding) -> str:
     return hashlib.sha256(finding.model_dump_json().encode()).hexdigest()[:16]
 
 
-def current_labels(log: list[tuple[int, Review]]) -> dict[str, dict[str, Review]]:
-    """task -> reviewer -> that reviewer's latest entry still standing (retractions undo)."""
+R = TypeVar("R", Review, FindingReview)
+
+
+def _standing(log: list[tuple[int, R]], subject: Callable[[R], str],
+              value: Callable[[R], object]) -> dict[str, dict[str, R]]:
+    """subject -> reviewer -> that reviewer's latest entry still standing (retractions undo)."""
     retracted = {r.retracts for _, r in log if r.retracts is not None}
-    out: dict[str, dict[str, Review]] = {}
+    out: dict[str, dict[str, R]] = {}
     for entry_id, review in log:
-        if review.retracts is not None or entry_id in retracted or review.label is None:
+        if review.retracts is not None or entry_id in retracted or value(review) is None:
             continue
-        out.setdefault(review.task_id, {})[review.reviewer] = review
+        out.setdefault(subject(review), {})[review.reviewer] = review
     return out
 
 
-def consensus(by_reviewer: dict[str, Review]) -> str | None:
-    """The majority label among reviewers; None when they are tied."""
-    counts = Counter(r.label for r in by_reviewer.values()).most_common()
+def current_labels(log: list[tuple[int, Review]]) -> dict[str, dict[str, Review]]:
+    """task -> reviewer -> that reviewer's latest label still standing (retractions undo)."""
+    return _standing(log, lambda r: r.task_id, lambda r: r.label)
+
+
+def current_finding_verdicts(log: list[tuple[int, FindingReview]]
+                             ) -> dict[str, dict[str, FindingReview]]:
+    """finding key -> reviewer -> that reviewer's verdict still standing."""
+    return _standing(log, lambda r: r.finding_key, lambda r: r.verdict)
+
+
+def consensus(by_reviewer: dict[str, Review] | dict[str, FindingReview]) -> str | None:
+    """The majority label (or finding verdict) among reviewers; None when they are tied."""
+    counts = Counter(r.label if isinstance(r, Review) else r.verdict
+                     for r in by_reviewer.values()).most_common()
     if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
         return None
     return counts[0][0]

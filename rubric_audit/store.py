@@ -29,6 +29,7 @@ from rubric_audit.model import (
     Benchmark,
     CriterionGrade,
     Finding,
+    FindingReview,
     Review,
     SourceSummary,
     Task,
@@ -122,6 +123,19 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
         BEGIN SELECT RAISE(ABORT, 'reviews are append-only'); END;
     """,
     _trajectories_apart,
+    """
+    CREATE TABLE finding_reviews (
+        id INTEGER PRIMARY KEY, reviewer TEXT NOT NULL, created_at TEXT NOT NULL,
+        finding_key TEXT NOT NULL, task_id TEXT, check_name TEXT NOT NULL, verdict TEXT,
+        retracts INTEGER REFERENCES finding_reviews (id));
+    CREATE TRIGGER finding_reviews_no_update BEFORE UPDATE ON finding_reviews
+        BEGIN SELECT RAISE(ABORT, 'finding reviews are append-only'); END;
+    CREATE TRIGGER finding_reviews_no_replace BEFORE INSERT ON finding_reviews
+        WHEN EXISTS (SELECT 1 FROM finding_reviews WHERE id = NEW.id)
+        BEGIN SELECT RAISE(ABORT, 'finding reviews are append-only'); END;
+    CREATE TRIGGER finding_reviews_no_delete BEFORE DELETE ON finding_reviews
+        BEGIN SELECT RAISE(ABORT, 'finding reviews are append-only'); END;
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 
@@ -374,6 +388,22 @@ class AuditStore:
             (review.reviewer, review.created_at, review.task_id, review.label, review.note,
              review.evidence_hash, review.retracts))
         return int(cursor.lastrowid or 0)
+
+    def append_finding_review(self, review: FindingReview) -> int:
+        cursor = self.db.execute(
+            "INSERT INTO finding_reviews (reviewer, created_at, finding_key, task_id, check_name,"
+            " verdict, retracts) VALUES (?, ?, ?, ?, ?, ?, ?)",
+            (review.reviewer, review.created_at, review.finding_key, review.task_id,
+             review.check, review.verdict, review.retracts))
+        return int(cursor.lastrowid or 0)
+
+    def finding_reviews(self) -> list[tuple[int, FindingReview]]:
+        rows = self.db.execute(
+            "SELECT id, reviewer, created_at, finding_key, task_id, check_name, verdict, retracts"
+            " FROM finding_reviews ORDER BY id")
+        return [(r[0], FindingReview(reviewer=r[1], created_at=r[2], finding_key=r[3],
+                                     task_id=r[4], check=r[5], verdict=r[6], retracts=r[7]))
+                for r in rows]
 
     def set_meta(self, key: str, value: object) -> None:
         self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))

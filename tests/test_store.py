@@ -9,7 +9,7 @@ import pytest
 
 from rubric_audit.audit import import_runs
 from rubric_audit.errors import InputError
-from rubric_audit.model import Review
+from rubric_audit.model import FindingReview, Review
 from rubric_audit.store import SCHEMA_VERSION, AuditStore
 from tests.conftest import SHARED_RUNS, make_task, make_variant
 
@@ -82,6 +82,14 @@ def test_reviews_are_append_only(tmp_path: Path) -> None:
         with pytest.raises(sqlite3.DatabaseError, match="append-only"):
             store.db.execute("DELETE FROM reviews")
         assert [r.retracts for _, r in store.reviews()] == [None, first]
+        judged = FindingReview(reviewer="ana", created_at="t", finding_key="k", task_id="t",
+                               check="c", verdict="false_alarm")
+        store.append_finding_review(judged)
+        for statement in ("UPDATE finding_reviews SET verdict = 'confirmed'",
+                          "DELETE FROM finding_reviews"):
+            with pytest.raises(sqlite3.DatabaseError, match="append-only"):
+                store.db.execute(statement)
+        assert [r.verdict for _, r in store.finding_reviews()] == ["false_alarm"]
 
 
 @pytest.mark.parametrize("statement", [

@@ -349,3 +349,35 @@ def harbor_audit(tmp_path: Path) -> Path:
 async def test_the_app_opens_an_audit_of_a_harbor_job(harbor_audit: Path) -> None:
     seen = await run(harbor_audit, "ana", ["a", "j"], size=(100, 30))
     assert seen["queue"] == "all" and sorted(seen["tasks"]) == ["solved", "unsolved"]
+
+
+async def test_a_finding_judged_false_alarm_counts_in_the_reports_precision(out: Path) -> None:
+    data = ReviewData(out, "ana")
+    app = ReviewApp(data)
+    async with app.run_test(size=(140, 40)) as pilot:
+        await pilot.press("x")  # outside the Findings tab: opens it, records nothing
+        await pilot.pause()
+        assert app.query_one("#task").active == "findings"
+        assert data.store.finding_reviews() == []
+        await pilot.press("a", "j", "j", "j")  # nordlys_04, four findings
+        await pilot.pause()
+        await pilot.press("f3", "down", "x")
+        await pilot.pause()
+        first, judged = [f for _, f in data.details(app.current_task).keyed_findings()[:2]]
+        await pilot.press("up", "c", "c")  # confirmed, then withdrawn
+        await pilot.pause()
+        shown = str(app.query_one("#findings").get_option_at_index(1).prompt.renderables[0])
+        assert any(f"{first.check}: your judgement withdrawn" in t for t in toasts(app))
+    log = data.store.finding_reviews()
+    data.close()
+    assert "✗ false alarm: ana" in shown
+    assert [r.verdict for _, r in log] == ["false_alarm", "confirmed", None], "append-only"
+    assert log[-1][1].retracts == log[1][0]
+    result = CliRunner().invoke(cli, ["report", str(out)])
+    assert result.exit_code == 0, result.output
+    rows = json.loads((out / "audit.json").read_text())["statistics"]["finding_precision"]
+    row = next(r for r in rows if r["check"] == judged.check)
+    assert (row["reviewed"], row["confirmed"], row["false_alarms"]) == (1, 0, 1)
+    assert row["precision"]["estimate"] == 0.0
+    table = (out / "report.md").read_text().split("## Precision of each check")[1]
+    assert f"| `{judged.check}` | {row['findings']} | 1 | 0 | 1 | 0 | 0.0% [" in table

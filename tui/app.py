@@ -19,7 +19,7 @@ from textual.widgets import Footer, Header, OptionList, Static, TabbedContent
 from textual.widgets.option_list import Option
 
 from rubric_audit.reviews import LABEL_NAMES
-from tui.data import QUEUE_TITLES, ReviewData, agreement, world_items
+from tui.data import FINDING_MARKS, QUEUE_TITLES, ReviewData, agreement, world_items
 from tui.screens.help import HelpScreen
 from tui.screens.note import NoteScreen
 from tui.widgets.tabs import TABS, FindingsTab, Shown
@@ -58,6 +58,10 @@ class ReviewApp(App[None]):
                 show=False, priority=True),
         Binding("pageup", "scroll_tab(-1)", "Scroll the tab up", id="tab.page_up", show=False,
                 priority=True),
+        Binding("c", "judge_finding('confirmed')", "Confirm the finding", id="finding.confirm",
+                show=False),
+        Binding("x", "judge_finding('false_alarm')", "False alarm (the finding)",
+                id="finding.false_alarm", show=False),
         Binding("e", "expand", "Expand rationales", id="view.expand", show=False),
         Binding("f", "queue('failures')", "Failures", id="queue.failures"),
         Binding("p", "queue('passes')", "Pass audit", id="queue.passes"),
@@ -191,7 +195,8 @@ class ReviewApp(App[None]):
             self._shown = task_id
         notes = [f"{r.reviewer}: {r.note}" for r in self.data.notes(task_id)]
         await view.show(Shown(self.data.details(task_id), notes,
-                              lambda: world_items(self.data, task_id), expanded=self.expanded))
+                              lambda: world_items(self.data, task_id),
+                              self.data.finding_marks(task_id), expanded=self.expanded))
 
     async def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if event.option_list.id == "tasks" and event.option_index != self.position:
@@ -272,6 +277,28 @@ class ReviewApp(App[None]):
         the task list."""
         findings = event.pane.id == f"tab-{FindingsTab.name}"
         self.query_one("#findings" if findings else "#tasks", OptionList).focus()
+
+    async def action_judge_finding(self, verdict: str) -> None:
+        """Judge the finding under the cursor of the Findings tab (the same key again
+        withdraws the judgement)."""
+        task_id, view = self.current_task, self.query_one(TaskView)
+        if task_id is None:
+            return
+        if view.active != FindingsTab.name:
+            view.open_tab(FindingsTab.name)
+            self.notify("pick a finding with the arrow keys, then c (confirmed) or x (false "
+                        "alarm)")
+            return
+        findings = self.data.details(task_id).keyed_findings()
+        index = view.highlighted_finding()
+        if index is None or index >= len(findings):
+            self.notify("this task has no findings to judge", severity="warning")
+            return
+        key, finding = findings[index]
+        standing = self.data.judge_finding(key, finding, verdict)
+        self.notify(f"{finding.check}: {FINDING_MARKS[standing]}" if standing
+                    else f"{finding.check}: your judgement withdrawn")
+        await self.show_task()
 
     async def action_expand(self) -> None:
         self.expanded = not self.expanded

@@ -15,10 +15,11 @@ from datetime import UTC, datetime
 from pathlib import Path
 
 from rubric_audit.errors import InputError
-from rubric_audit.model import Attempt, CriterionGrade, Finding, Review, Task
+from rubric_audit.model import Attempt, CriterionGrade, Finding, FindingReview, Review, Task
 from rubric_audit.reviews import (
     FAILURE_LABELS,
     PASS_LABELS,
+    current_finding_verdicts,
     current_labels,
     finding_key,
     review_queues,
@@ -27,6 +28,7 @@ from rubric_audit.store import AuditStore
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 QUEUES = ("failures", "passes", "all")
+FINDING_MARKS = {"confirmed": "✓ confirmed", "false_alarm": "✗ false alarm"}
 QUEUE_TITLES = {"failures": "Failures", "passes": "Pass audit", "all": "All tasks"}
 
 
@@ -40,9 +42,13 @@ class TaskDetails:
     suggestion: dict | None = None
 
     def keyed_findings(self) -> list[tuple[str, Finding]]:
-        """(key, finding), errors first: the order the Findings tab lists them in."""
-        ordered = sorted(self.findings, key=lambda f: SEVERITY_ORDER[f.severity])
-        return [(finding_key(f), f) for f in ordered]
+        return keyed(self.findings)
+
+
+def keyed(findings: list[Finding]) -> list[tuple[str, Finding]]:
+    """(key, finding), errors first: the order the Findings tab lists them in."""
+    ordered = sorted(findings, key=lambda f: SEVERITY_ORDER[f.severity])
+    return [(finding_key(f), f) for f in ordered]
 
 
 class ReviewData:
@@ -162,6 +168,34 @@ class ReviewData:
                 "label": None, "note": "", "retracts": entry,
                 "created_at": datetime.now(UTC).isoformat(timespec="seconds")}))
         return review
+
+    def finding_marks(self, task_id: str) -> dict[str, str]:
+        """Finding key -> how reviewers judged it ("✓ confirmed: ana · ✗ false alarm: ben")."""
+        verdicts = current_finding_verdicts(self.store.finding_reviews())
+        marks = {}
+        for key, _ in keyed(self.findings.get(task_id, [])):
+            by = verdicts.get(key, {})
+            marks[key] = " · ".join(f"{FINDING_MARKS[r.verdict or '']}: {name}"
+                                    for name, r in sorted(by.items()))
+        return marks
+
+    def judge_finding(self, key: str, finding: Finding, verdict: str) -> str | None:
+        """Append this reviewer's verdict on a finding; the same verdict again withdraws it.
+        Returns the verdict standing now."""
+        log = self.store.finding_reviews()
+        retracted = {r.retracts for _, r in log if r.retracts is not None}
+        standing = [(i, r) for i, r in log if r.reviewer == self.reviewer
+                    and r.finding_key == key and r.retracts is None and i not in retracted]
+        now = datetime.now(UTC).isoformat(timespec="seconds")
+        entry = FindingReview(reviewer=self.reviewer, created_at=now, finding_key=key,
+                              task_id=finding.task_id, check=finding.check)
+        if standing and standing[-1][1].verdict == verdict:
+            entry = entry.model_copy(update={"retracts": standing[-1][0]})
+        else:
+            entry = entry.model_copy(update={"verdict": verdict})
+        with self.store.transaction():
+            self.store.append_finding_review(entry)
+        return entry.verdict
 
     def notes(self, task_id: str) -> list[Review]:
         return [r for _, r in self.store.reviews() if r.task_id == task_id and r.note]

@@ -37,6 +37,11 @@ def findings_summary(d: TaskDetails) -> str:
     return f"{len(d.findings)} finding{'s' if len(d.findings) > 1 else ''}: {parts}"
 
 
+def findings_keys_hint(d: TaskDetails) -> str:
+    return (f"{findings_summary(d)} · ↑/↓ pick one, c confirmed, x false alarm (again: withdraw)"
+            if d.findings else findings_summary(d))
+
+
 def _verdicts(d: TaskDetails, criterion_id: str, expanded: bool) -> list[str]:
     rows, rationales = [], []
     for a in d.attempts:

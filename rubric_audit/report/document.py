@@ -142,6 +142,23 @@ def _review_section(summary: AuditSummary) -> Section:
     return Section("Review results", blocks)
 
 
+def _precision_section(summary: AuditSummary) -> Section:
+    """Each check's precision as reviewers measured it in the review app (one row per check
+    with findings, so other measures of the same check can sit beside it)."""
+    rows = summary.statistics.finding_precision
+    reviewed = sum(r.reviewed for r in rows)
+    return Section("Precision of each check", [
+        Text("Reviewers judge findings in the review app (`c` confirmed, `x` false alarm). A "
+             "check's precision from reviews is confirmed / (confirmed + false alarms) over its "
+             "findings whose reviewers agree, with a 95% Wilson interval. "
+             + (f"{reviewed} finding(s) reviewed so far." if reviewed
+                else "No finding has been reviewed yet.")),
+        Table(["check", "findings", "reviewed", "confirmed", "false alarms", "disputed",
+               "precision from reviews [95% CI]"],
+              [[f"`{r.check}`", str(r.findings), str(r.reviewed), str(r.confirmed),
+                str(r.false_alarms), str(r.disputed), interval(r.precision)] for r in rows])])
+
+
 def _checks_sections(summary: AuditSummary) -> list[Section]:
     code = summary.code_checker
     sections = [Section("Numeric criteria checked in code", [
@@ -195,4 +212,5 @@ def build_document(summary: AuditSummary, findings: list[Finding]) -> list[Secti
         [f"`{u.attempt}`: {u.reason}" for u in summary.unavailable])])] \
         if summary.unavailable else []
     return [_overview(summary), *_score_sections(summary), *unavailable, _review_section(summary),
-            *_checks_sections(summary), _findings_section(summary, findings)]
+            _precision_section(summary), *_checks_sections(summary),
+            _findings_section(summary, findings)]

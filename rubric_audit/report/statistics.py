@@ -9,8 +9,15 @@ from collections import defaultdict
 from pydantic import BaseModel
 
 from rubric_audit.checks.lints import TASK_CHECKS
-from rubric_audit.model import Attempt, CriterionGrade, Finding, Review, Task
-from rubric_audit.reviews import FAILURE_LABELS, consensus, current_labels, review_queues
+from rubric_audit.model import Attempt, CriterionGrade, Finding, FindingReview, Review, Task
+from rubric_audit.reviews import (
+    FAILURE_LABELS,
+    consensus,
+    current_finding_verdicts,
+    current_labels,
+    finding_key,
+    review_queues,
+)
 from rubric_audit.scores import attempt_outcome, criterion_score
 from rubric_audit.stats import (
     DEFAULT_SEED,
@@ -66,6 +73,19 @@ class ReviewResults(BaseModel):
     grader_error_rate: Interval
 
 
+class CheckPrecision(BaseModel):
+    """A check's precision as reviewers measured it: of its findings reviewers agree on,
+    the share they confirmed (the rest they judged false alarms), with a Wilson interval."""
+
+    check: str
+    findings: int
+    reviewed: int
+    confirmed: int
+    false_alarms: int
+    disputed: int
+    precision: Interval
+
+
 class EffortRow(BaseModel):
     task_id: str
     name: str
@@ -79,6 +99,7 @@ class Statistics(BaseModel):
     scores: list[ScoreRow]
     gaps: list[Gap]
     review: ReviewResults
+    finding_precision: list[CheckPrecision]
     effort: list[EffortRow]
 
 
@@ -154,9 +175,29 @@ def _common_attempts(counts: list[int]) -> int | None:
     return None
 
 
+def finding_precision(findings: list[Finding], log: list[tuple[int, FindingReview]]
+                      ) -> list[CheckPrecision]:
+    """Per check with findings: how reviewers judged them (one verdict per finding, the
+    reviewers' majority; a tie is disputed and left out of the precision)."""
+    verdicts = current_finding_verdicts(log)
+    by_check: dict[str, list[str | None]] = defaultdict(list)
+    for f in findings:
+        by = verdicts.get(finding_key(f))
+        by_check[f.check].append(consensus(by) if by else "unreviewed")
+    rows = []
+    for check, seen in sorted(by_check.items()):
+        confirmed, false_alarms = seen.count("confirmed"), seen.count("false_alarm")
+        rows.append(CheckPrecision(
+            check=check, findings=len(seen), reviewed=len(seen) - seen.count("unreviewed"),
+            confirmed=confirmed, false_alarms=false_alarms, disputed=seen.count(None),
+            precision=proportion(confirmed, confirmed + false_alarms)))
+    return rows
+
+
 def build_statistics(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGrade],
                      findings: list[Finding], reviews: list[tuple[int, Review]],
-                     achievable: set[str], seed: int = DEFAULT_SEED) -> Statistics:
+                     achievable: set[str], finding_reviews: list[tuple[int, FindingReview]],
+                     seed: int = DEFAULT_SEED) -> Statistics:
     by_id = {t.id: t for t in tasks}
     labels = {t: consensus(r) for t, r in current_labels(reviews).items()}
     flagged = {f.task_id for f in findings if f.task_id and f.severity == "error"
@@ -179,6 +220,7 @@ def build_statistics(tasks: list[Task], attempts: list[Attempt], grades: list[Cr
                                     _passes(option, rb, common, labels), seed)))
     return Statistics(seed=seed, options=OPTIONS, scores=scores, gaps=gaps,
                       review=_review(by_id, attempts, grades, labels, graders),
+                      finding_precision=finding_precision(findings, finding_reviews),
                       effort=_effort(by_id, attempts, grades, graders))
 
 

@@ -281,6 +281,6 @@ def build_summary(store: AuditStore, threshold: float = 0.5,
         screen=screen(evidence, threshold),
         alarms=_alarms(tasks, controls, control_grades),
         statistics=build_statistics(tasks, attempts, grades, findings, store.reviews(),
-                                    achievable_ids),
+                                    achievable_ids, store.finding_reviews()),
         findings=_counts(findings),
     )

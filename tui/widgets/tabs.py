@@ -15,7 +15,7 @@ from textual.widget import Widget
 from textual.widgets import OptionList, Static
 
 from tui.data import TaskDetails
-from tui.render import finding_option, findings_summary, gold_text, overview
+from tui.render import finding_option, findings_keys_hint, gold_text, overview
 
 
 @dataclass
@@ -92,7 +92,7 @@ class FindingsTab(EvidenceTab):
 
     async def show(self, shown: Shown) -> None:
         d = shown.details
-        self.query_one("#findings-summary", Static).update(Text(findings_summary(d)))
+        self.query_one("#findings-summary", Static).update(Text(findings_keys_hint(d)))
         listing = self.query_one("#findings", OptionList)
         highlighted = listing.highlighted
         listing.clear_options()
