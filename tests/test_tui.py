@@ -381,3 +381,16 @@ async def test_a_finding_judged_false_alarm_counts_in_the_reports_precision(out:
     assert row["precision"]["estimate"] == 0.0
     table = (out / "report.md").read_text().split("## Precision of each check")[1]
     assert f"| `{judged.check}` | {row['findings']} | 1 | 0 | 1 | 0 | 0.0% [" in table
+
+
+@pytest.fixture
+def inspect_audit(tmp_path: Path) -> Path:
+    from tests.test_load_inspect import SECURITY
+
+    run_audit(None, [SECURITY], tmp_path / "out")
+    return tmp_path / "out"
+
+
+async def test_the_app_opens_an_audit_of_an_inspect_log(inspect_audit: Path) -> None:
+    seen = await run(inspect_audit, "ana", ["a", "j"], size=(100, 30))
+    assert seen["queue"] == "all" and len(seen["tasks"]) == 3

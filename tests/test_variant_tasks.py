@@ -81,3 +81,10 @@ def test_a_dropped_sentence_is_a_warning_and_an_addition_info() -> None:
     severity = {f.evidence["variant"]: f.severity
                 for f in input_variants_disagree(task, recorded, differences)}
     assert severity == {"hint": "info", "terse": "warning"}
+
+
+def test_a_variant_that_recorded_no_rubric_does_not_disagree() -> None:
+    recorded = {"a-unscored": _task(BASE, ()), "b": _task(BASE)}
+    task, differences = shared_task("t", recorded)
+    assert [c.text for c in task.criteria] == ["States 12.34"]
+    assert list(input_variants_disagree(task, recorded, differences)) == []

@@ -102,9 +102,9 @@ def input_variants_disagree(task: Task, recorded: dict[str, Task],
     """
     rubric = [(c.id, c.text) for c in task.criteria]
     other = {v: [(c.id, c.text) for c in t.criteria] for v, t in sorted(recorded.items())
-             if [(c.id, c.text) for c in t.criteria] != rubric}
+             if t.criteria and [(c.id, c.text) for c in t.criteria] != rubric}
     if other:
-        kept = sorted(set(recorded) - set(other))
+        kept = sorted(v for v, t in recorded.items() if t.criteria and v not in other)
         yield Finding(task_id=task.id, check="input_variants_disagree", severity="error",
                       message=f"variants recorded this task with different rubrics: kept the one "
                               f"of {', '.join(kept)}; {', '.join(other)} graded another",

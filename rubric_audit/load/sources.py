@@ -1,7 +1,7 @@
 """Recorded runs in any format rubric-audit reads, each path read by its format's loader.
 
 A path is an Archipelago variant folder (or a folder of them), or a Harbor trial, job or folder
-of jobs. Each loader says per source what
+of jobs, or an inspect_ai log (or a folder of `.eval` logs). Each loader says per source what
 it read (`SourceSummary`), and the tasks are shared over every variant of every source at the end.
 """
 
@@ -10,11 +10,14 @@ from __future__ import annotations
 from pathlib import Path
 
 from rubric_audit.load.harbor import is_harbor, load_harbor
+from rubric_audit.load.inspect_log import is_inspect_log, load_inspect
 from rubric_audit.load.runs import RecordedRuns, load_variant, variant_dirs
 
 
 def load_source(path: Path) -> RecordedRuns:
     """The runs under one path, read by the loader of its format."""
+    if is_inspect_log(path):
+        return load_inspect(path)
     if is_harbor(path):
         return load_harbor(path)
     runs = RecordedRuns()

@@ -40,7 +40,8 @@ def shared_task(task_id: str, recorded: dict[str, Task]) -> tuple[Task, list[Var
     """The task as its variants share it, and what each variant's prompt changed.
 
     The rubric, world and domain are those most variants recorded (the first variant by name on
-    a tie); disagreements are findings (`checks.input.input_variants_disagree`), not settled here.
+    a tie; a variant that recorded none does not count); disagreements are findings
+    (`checks.input.input_variants_disagree`), not settled here.
     """
     variants = sorted(recorded)
     units = {v: sentences(recorded[v].prompt) for v in variants}
@@ -61,9 +62,11 @@ def shared_task(task_id: str, recorded: dict[str, Task]) -> tuple[Task, list[Var
             task_id=task_id, variant=v,
             added=list(dict.fromkeys(s for s in units[v] if s not in set(base))),
             dropped=[s for s in base if s not in seen]))
-    rubric_votes = Counter(tuple(_rubric(recorded[v])) for v in variants)
-    top = max(rubric_votes.values())
-    chosen = next(v for v in variants if rubric_votes[tuple(_rubric(recorded[v]))] == top)
+    # A variant that recorded no rubric (never graded) does not vote: its rubric is unknown.
+    rubric_votes = Counter(tuple(_rubric(recorded[v])) for v in variants if recorded[v].criteria)
+    top = max(rubric_votes.values(), default=0)
+    chosen = next((v for v in variants if recorded[v].criteria
+                   and rubric_votes[tuple(_rubric(recorded[v]))] == top), variants[0])
     world = Counter(recorded[v].world_id for v in variants if recorded[v].world_id)
     domain = Counter(recorded[v].domain for v in variants if recorded[v].domain)
     task = recorded[chosen].model_copy(update={

@@ -1,0 +1,186 @@
+"""inspect_ai eval logs: the real recorded fixtures, and logs inspect_ai writes in the test against
+the local fake model (through inspect's OpenAI-compatible provider on 127.0.0.1)."""
+
+from __future__ import annotations
+
+import json
+import sys
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rubric_audit.audit import run_audit
+from rubric_audit.cli import app
+from rubric_audit.errors import InputError
+from rubric_audit.load.sources import load_sources
+from rubric_audit.store import AuditStore
+from tests.conftest import FIXTURES
+from tests.fakes.openai_server import FakeOpenAI, Reply, text
+
+LOGS = FIXTURES / "inspect-logs"
+SECURITY = LOGS / "inspect_ai/tests/analysis/test_logs/2025-05-12T20-28-26-04-00_security-guide.json"
+POPULARITY = LOGS / "inspect_ai/tests/scorer/logs"
+SCORED = POPULARITY / "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
+UNSCORED = POPULARITY / "2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval"
+HEADER_ONLY = LOGS / "every_eval_ever/tests/data/inspect/data_with_llm_scoring.json"
+CRITERIA = {"c1": "States the revised budget is $1.2m",
+            "c2": "Mentions the budget review meeting on 5 March"}
+runner = CliRunner()
+
+
+def test_a_model_graded_log_keeps_the_graders_explanations() -> None:
+    runs = load_sources([SECURITY])
+    assert [a.state for a in runs.attempts] == ["graded"] * 3
+    assert {g.criterion_id for g in runs.grades} == {f"security_guide/{i}:model_graded_fact"
+                                                      for i in (1, 2, 3)}
+    assert all(len(g.rationale) > 100 for g in runs.grades)  # the grader's reasoning
+    task = runs.tasks["security_guide/1"]
+    assert task.prompt == "How do I prevent SQL Injection attacks?"
+    assert task.gold.text == "use parameterized queries and prepared statements"
+    assert runs.attempts[0].model == "openai/gpt-4o-mini" and runs.attempts[0].answer
+
+
+def test_an_unscored_log_is_unavailable_and_does_not_disagree(tmp_path: Path) -> None:
+    runs = load_sources([UNSCORED])
+    assert {a.state for a in runs.attempts} == {"unavailable"} and len(runs.attempts) == 10
+    assert runs.sources[0].unavailable_reasons == {
+        "not scored: the log holds no scores for this sample": 10}
+    run_audit(None, [UNSCORED, SCORED], tmp_path / "out")
+    with AuditStore(tmp_path / "out" / "audit.db") as store:
+        assert not [f for f in store.findings() if f.check == "input_variants_disagree"]
+        assert all(len(t.criteria) == 1 for t in store.tasks())
+
+
+def test_a_header_only_log_says_it_had_nothing_to_map() -> None:
+    [source] = load_sources([HEADER_ONLY]).sources
+    assert source.attempts == 0
+    assert source.unmapped == ["no samples in the log (header only): nothing to map"]
+
+
+def _grader(request: dict) -> Reply:
+    """The agent answers; the grader passes what the answer holds and fails the meeting."""
+    prompt = json.dumps(request["messages"])
+    if "GRADE" in prompt or "Criterion:" in prompt:
+        return text("The meeting is not mentioned.\nGRADE: I" if "meeting" in prompt
+                    else "The answer states $1.2m.\nGRADE: C")
+    return text("The revised budget is $1.2m.")
+
+
+@pytest.fixture(scope="module")
+def written_logs(tmp_path_factory) -> list[Path]:
+    """A rubric-graded task run by inspect_ai itself, written as .eval and as .json."""
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import get_model
+    from inspect_ai.scorer import Score, mean, model_graded_fact, scorer
+    from inspect_ai.solver import solver
+
+    async def verdicts(model: str, answer: str) -> dict[str, tuple[str, str]]:
+        grader = get_model(model)
+        out = {}
+        for cid, criterion in CRITERIA.items():
+            reply = await grader.generate(f"Criterion: {criterion}\nAnswer: {answer}\n"
+                                          f"End with GRADE: C or GRADE: I")
+            out[cid] = ("C" if "GRADE: C" in reply.completion else "I", reply.completion)
+        return out
+
+    @scorer(metrics={"*": [mean()]})
+    def rubric_dict(model: str):
+        async def score(state, target):
+            graded = await verdicts(model, state.output.completion)
+            return Score(value={cid: v for cid, (v, _) in graded.items()},
+                         explanation="; ".join(why for _, why in graded.values()))
+        return score
+
+    @scorer(metrics=[mean()])
+    def rubric_items(model: str):
+        async def score(state, target):
+            graded = await verdicts(model, state.output.completion)
+            items = [{"id": f"item-{cid}", "criterion": CRITERIA[cid], "value": v,
+                      "explanation": why} for cid, (v, why) in graded.items()]
+            return Score(value=sum(v == "C" for v, _ in graded.values()) / len(graded),
+                         metadata={"rubric": items})
+        return score
+
+    @solver
+    def agent():
+        async def solve(state, generate):
+            if state.sample_id == "broken":
+                raise RuntimeError("sandbox went away")
+            return await generate(state)
+        return solve
+
+    root = tmp_path_factory.mktemp("inspect")
+    with FakeOpenAI(_grader) as server, pytest.MonkeyPatch.context() as env:
+        env.setenv("FAKE_BASE_URL", server.url)
+        env.setenv("FAKE_API_KEY", "local")
+        judge = "openai-api/fake/judge-1"
+        task = Task(dataset=[Sample(id="budget", input="What is the revised budget?",
+                                    target="$1.2m"),
+                             Sample(id="broken", input="Anything?", target="x")],
+                    solver=agent(), name="budget_task",
+                    scorer=[model_graded_fact(model=judge), rubric_dict(judge),
+                            rubric_items(judge)])
+        written = []
+        for fmt in ("eval", "json"):
+            [log] = inspect_eval(task, model="openai-api/fake/agent-1", log_format=fmt,
+                                 log_dir=str(root / fmt), display="none", fail_on_error=False)
+            written.append(Path(log.location))
+    return written
+
+
+def test_rubric_scores_from_inspect_become_per_criterion_grades(written_logs) -> None:
+    for path in written_logs:
+        runs = load_sources([path])
+        by_id = {a.task_id: a for a in runs.attempts}
+        assert by_id["budget_task/budget"].state == "graded"
+        assert by_id["budget_task/broken"].state == "unavailable"
+        assert by_id["budget_task/broken"].unavailable_reason.startswith(
+            "sample errored: RuntimeError")
+        verdicts = {g.criterion_id: (g.verdict, g.rationale) for g in runs.grades}
+        assert verdicts["budget_task/budget:rubric_dict:c1"][0] == "pass"
+        assert verdicts["budget_task/budget:rubric_dict:c2"][0] == "fail"
+        assert verdicts["item-c1"] == ("pass", "The answer states $1.2m.\nGRADE: C")
+        assert verdicts["item-c2"] == ("fail", "The meeting is not mentioned.\nGRADE: I")
+        assert verdicts["budget_task/budget:model_graded_fact"][0] == "pass"
+        task = runs.tasks["budget_task/budget"]
+        assert {c.text for c in task.criteria} >= set(CRITERIA.values())
+        assert runs.sources[0].unavailable_reasons == {
+            "sample errored: RuntimeError('sandbox went away')": 1}
+
+
+def test_an_inspect_audit_round_trips_through_report(written_logs, tmp_path: Path) -> None:
+    result = runner.invoke(app, ["audit", str(written_logs[0]), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    assert "(inspect): 2 attempts, 1 graded, 1 unavailable" in " ".join(result.stdout.split())
+    again = runner.invoke(app, ["report", str(tmp_path / "out")])
+    assert again.exit_code == 0, again.output
+    summary = json.loads((tmp_path / "out" / "audit.json").read_text())
+    assert summary["tasks"] == 2 and summary["unavailable"][0]["reason"].startswith(
+        "sample errored")
+    assert summary["code_checker"]["checked"] >= 1  # "$1.2m" in a criterion, checked in code
+
+
+@pytest.mark.parametrize(("content", "expected"), [
+    ('{"version": 2, "status": "success"', "not an inspect_ai log"),
+    ('{"version": 2, "status": "success"}', "eval: missing required field"),
+    ("just text", "not an inspect_ai log"),
+])
+def test_bad_logs_are_refused_in_one_line(tmp_path: Path, content: str, expected: str) -> None:
+    path = tmp_path / ("log.json" if content.startswith("{") else "log.eval")
+    path.write_text(content)
+    with pytest.raises(InputError, match=expected):
+        load_sources([path])
+    result = runner.invoke(app, ["audit", str(path), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 2 and str(path) in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+    assert not (tmp_path / "out").exists()
+
+
+def test_without_the_extra_the_log_is_refused_with_the_install_line(
+        monkeypatch: pytest.MonkeyPatch) -> None:
+    monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # import fails as if not installed
+    with pytest.raises(InputError, match=r"pip install 'rubric-audit\[inspect\]'"):
+        load_sources([SECURITY])
