@@ -27,6 +27,17 @@ def path_safe(value: str) -> str:
 PathSafeId = Annotated[str, AfterValidator(path_safe)]
 
 
+def safe_id(value: str) -> str:
+    """A task id made from a foreign format's names (Harbor task names, inspect sample ids):
+    separators and unprintable characters become `_`, and one too long keeps a hash of itself."""
+    value = "".join(c if c.isprintable() and c not in "/\\" else "_" for c in value)
+    if value in ("", ".", ".."):
+        value = f"_{value}"
+    if len(value.encode("utf-8")) > MAX_ID_BYTES:
+        value = f"{value[:60]}~{hashlib.sha256(value.encode()).hexdigest()[:16]}"
+    return value
+
+
 class Record(BaseModel):
     """Base for all models: unknown fields are errors, so a typo never passes silently."""
 

@@ -209,3 +209,10 @@ def test_steps_from_outside_atif_are_left_out_and_said(tmp_path: Path) -> None:
     [source] = load_sources([j]).sources
     assert source.unmapped == ["t__ter0001/agent/trajectory.json: 1 step(s) not from system, "
                                "user or agent (first: steps[15]), left out"]
+
+
+def test_a_task_name_with_separators_becomes_one_safe_task_id(tmp_path: Path) -> None:
+    j = job(tmp_path)
+    trial(j, "org/../task", reward=1.0)
+    [attempt] = load_sources([j]).attempts
+    assert attempt.task_id == "org_.._task" and attempt.state == "graded"

@@ -32,13 +32,15 @@ runner = CliRunner()
 def test_a_model_graded_log_keeps_the_graders_explanations() -> None:
     runs = load_sources([SECURITY])
     assert [a.state for a in runs.attempts] == ["graded"] * 3
-    assert {g.criterion_id for g in runs.grades} == {f"security_guide/{i}:model_graded_fact"
+    assert {g.criterion_id for g in runs.grades} == {f"security_guide:{i}:model_graded_fact"
                                                       for i in (1, 2, 3)}
     assert all(len(g.rationale) > 100 for g in runs.grades)  # the grader's reasoning
-    task = runs.tasks["security_guide/1"]
+    task = runs.tasks["security_guide:1"]
     assert task.prompt == "How do I prevent SQL Injection attacks?"
     assert task.gold.text == "use parameterized queries and prepared statements"
     assert runs.attempts[0].model == "openai/gpt-4o-mini" and runs.attempts[0].answer
+    steps = runs.attempts[0].trajectory.steps
+    assert [s.role for s in steps] == ["system", "user", "assistant"] and steps[-1].text
 
 
 def test_an_unscored_log_is_unavailable_and_does_not_disagree(tmp_path: Path) -> None:
@@ -135,17 +137,17 @@ def test_rubric_scores_from_inspect_become_per_criterion_grades(written_logs) ->
     for path in written_logs:
         runs = load_sources([path])
         by_id = {a.task_id: a for a in runs.attempts}
-        assert by_id["budget_task/budget"].state == "graded"
-        assert by_id["budget_task/broken"].state == "unavailable"
-        assert by_id["budget_task/broken"].unavailable_reason.startswith(
+        assert by_id["budget_task:budget"].state == "graded"
+        assert by_id["budget_task:broken"].state == "unavailable"
+        assert by_id["budget_task:broken"].unavailable_reason.startswith(
             "sample errored: RuntimeError")
         verdicts = {g.criterion_id: (g.verdict, g.rationale) for g in runs.grades}
-        assert verdicts["budget_task/budget:rubric_dict:c1"][0] == "pass"
-        assert verdicts["budget_task/budget:rubric_dict:c2"][0] == "fail"
+        assert verdicts["budget_task:budget:rubric_dict:c1"][0] == "pass"
+        assert verdicts["budget_task:budget:rubric_dict:c2"][0] == "fail"
         assert verdicts["item-c1"] == ("pass", "The answer states $1.2m.\nGRADE: C")
         assert verdicts["item-c2"] == ("fail", "The meeting is not mentioned.\nGRADE: I")
-        assert verdicts["budget_task/budget:model_graded_fact"][0] == "pass"
-        task = runs.tasks["budget_task/budget"]
+        assert verdicts["budget_task:budget:model_graded_fact"][0] == "pass"
+        task = runs.tasks["budget_task:budget"]
         assert {c.text for c in task.criteria} >= set(CRITERIA.values())
         assert runs.sources[0].unavailable_reasons == {
             "sample errored: RuntimeError('sandbox went away')": 1}

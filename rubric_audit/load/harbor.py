@@ -17,15 +17,23 @@ from __future__ import annotations
 import json
 from collections import defaultdict
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any
 
-from pydantic import BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
 
 from rubric_audit.checks.controls import Control
 from rubric_audit.errors import InputError, invalid, read_json
 from rubric_audit.load.runs import RecordedRuns, fingerprint, summarize
 from rubric_audit.load.trajectory import normalise_trajectory
-from rubric_audit.model import Attempt, Criterion, CriterionGrade, Task, Trajectory, Usage
+from rubric_audit.model import (
+    Attempt,
+    Criterion,
+    CriterionGrade,
+    Task,
+    Trajectory,
+    Usage,
+    safe_id,
+)
 
 RESULT = "result.json"
 TRAJECTORY = Path("agent") / "trajectory.json"
@@ -93,7 +101,7 @@ class _AgentResult(_Lenient):
 
 
 class _TrialResult(_Lenient):
-    task_name: str
+    task_name: Annotated[str, AfterValidator(safe_id)]  # our task id: one path-safe name
     trial_name: str
     task_checksum: str = ""
     source: str | None = None

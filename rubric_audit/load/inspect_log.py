@@ -2,7 +2,7 @@
 
 inspect_ai is an optional extra (`pip install 'rubric-audit[inspect]'`): its reader knows every
 version of its format, so no parser is written here. Each log is a variant; each sample epoch an
-attempt of the task `<eval task>/<sample id>` (so logs of several models share tasks). A score
+attempt of the task `<eval task>:<sample id>` (so logs of several models share tasks). A score
 becomes one criterion; a score whose value is a dict becomes one criterion per key, and one whose
 metadata lists rubric items (`rubric`, `rubric_items` or `criteria`: objects with a text and a
 value) one criterion per item. Values become verdicts with inspect's `value_to_float` (full marks
@@ -19,7 +19,8 @@ from pydantic import ValidationError
 
 from rubric_audit.errors import InputError, invalid
 from rubric_audit.load.runs import RecordedRuns, summarize
-from rubric_audit.model import Attempt, Criterion, CriterionGrade, Gold, Task, Usage
+from rubric_audit.load.trajectory import normalise_trajectory
+from rubric_audit.model import Attempt, Criterion, CriterionGrade, Gold, Task, Usage, safe_id
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalLog, EvalSample
@@ -153,7 +154,7 @@ def load_log(path: Path) -> RecordedRuns:
         unmapped.append("no samples in the log (header only): nothing to map")
     criteria: dict[str, dict[str, Criterion]] = {}
     for sample in log.samples or []:
-        task_id = f"{log.eval.task}/{sample.id}"
+        task_id = safe_id(f"{log.eval.task}:{sample.id}")
         target = _target(sample)
         attempt_id = Attempt.make_id(variant, task_id, sample.epoch)
         reason = _unavailable(sample)
@@ -175,8 +176,8 @@ def load_log(path: Path) -> RecordedRuns:
             id=attempt_id, task_id=task_id, model=model, variant=variant, index=sample.epoch,
             state="unavailable" if reason else "graded", unavailable_reason=reason,
             answer=sample.output.completion if sample.output else None,
-            trajectory=[{"role": m.role, "content": _text(m.content)}
-                        for m in sample.messages],
+            trajectory=normalise_trajectory(
+                [m.model_dump(mode="json") for m in sample.messages], "inspect"),
             usage=_usage(sample, model), wall_time=sample.total_time,
             agent_status=sample.limit.type if sample.limit else None,
             judge_model=_grader_model(log), source=str(path),
