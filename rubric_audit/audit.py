@@ -41,7 +41,7 @@ from rubric_audit.load.benchmark import TASKS_FILE, load_benchmark
 from rubric_audit.load.runs import RecordedRuns
 from rubric_audit.load.sources import load_sources
 from rubric_audit.load.variant_tasks import shared_task
-from rubric_audit.load.world import load_task_world
+from rubric_audit.load.world import load_worlds
 from rubric_audit.model import Benchmark, CriterionGrade, Finding, Task, WorldContents
 from rubric_audit.regold import regold_everything
 from rubric_audit.report.html import render_html
@@ -354,8 +354,7 @@ def run_audit(bench_path: Path | None, run_paths: list[Path] | None, out: Path,
     else:
         raise InputError("audit", None, "give run folders, a benchmark (--bench), or both")
     runs = load_sources(paths) if paths else RecordedRuns()
-    worlds = {t.id: load_task_world(bench, t) if bench.world(t.world_id) else WorldContents()
-              for t in bench.tasks} if bench is not None else {}
+    worlds = load_worlds(bench) if bench is not None else {}
     if out.exists() and not out.is_dir():
         raise InputError(out, None, "output path exists and is not a folder")
     check_models({option: _config(model, options) for option, model in (

@@ -11,7 +11,7 @@ import pytest
 
 from rubric_audit.errors import MAX_FILE_BYTES, InputError
 from rubric_audit.load.benchmark import load_benchmark
-from rubric_audit.load.world import load_task_world
+from rubric_audit.load.world import load_task_world, load_worlds
 from tests.conftest import make_benchmark, make_task, write_json
 
 
@@ -60,6 +60,20 @@ def test_task_overlay_is_laid_over_the_world(tmp_path: Path) -> None:
     assert bench.tasks[0].overlay == "task_files/task_1"
     files = {f.path: f.text for f in load_task_world(bench, bench.tasks[0]).files}
     assert files == {"docs/extra.csv": "a,b\n1,2\n", "docs/notes.md": "Overlay notes.\n"}
+
+
+def test_worlds_are_parsed_once_and_shared_by_their_tasks(tmp_path: Path) -> None:
+    root = make_benchmark(tmp_path / "b", tasks=[make_task(task_id=f"task_{i}") for i in (1, 2, 3)])
+    overlay = root / "task_files" / "task_3" / "filesystem" / "docs"
+    overlay.mkdir(parents=True)
+    (overlay / "notes.md").write_text("Overlay notes.\n")
+    bench = load_benchmark(root)
+    worlds = load_worlds(bench)
+    for task in bench.tasks:
+        assert worlds[task.id] == load_task_world(bench, task)
+    assert worlds["task_1"] is worlds["task_2"]
+    assert worlds["task_3"].files[0].text == "Overlay notes.\n"
+    assert all(a is b for a, b in zip(worlds["task_3"].mail, worlds["task_1"].mail, strict=True))
 
 
 def test_file_gold_lists_gold_files(tmp_path: Path) -> None:

@@ -11,11 +11,12 @@ import email.policy
 import io
 import mailbox
 import tempfile
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from email.message import EmailMessage
 from email.utils import getaddresses, parsedate_to_datetime
 from pathlib import Path, PurePosixPath
+from typing import TypeVar
 
 from pydantic import ValidationError
 
@@ -34,6 +35,7 @@ from rubric_audit.model import (
 )
 
 APPS_DIRS = (".apps_data", "apps_data")
+T = TypeVar("T")
 TEXT_SUFFIXES = {".md", ".txt", ".csv", ".json", ".tsv", ".html", ".xml", ".yaml", ".yml"}
 
 
@@ -60,14 +62,23 @@ def _zip_tree(archive: Path) -> dict[str, bytes]:
     return entries
 
 
-def task_tree(bench: Benchmark, task: Task) -> dict[str, bytes]:
-    """Every file of the task's world with its overlay applied, by relative path."""
+def task_tree(bench: Benchmark, task: Task,
+              worlds: dict[str, dict[str, bytes]] | None = None) -> dict[str, bytes]:
+    """Every file of the task's world with its overlay applied, by relative path.
+
+    `worlds` keeps each world's files by world id, so a world is read once for all its tasks.
+    """
     root = Path(bench.root)
     world = bench.world(task.world_id)
     tree: dict[str, bytes] = {}
     if world and world.source:
-        source = root / world.source
-        tree = _zip_tree(source) if source.suffix == ".zip" else _folder_tree(source)
+        if worlds is not None and world.id in worlds:
+            tree = dict(worlds[world.id])
+        else:
+            source = root / world.source
+            tree = _zip_tree(source) if source.suffix == ".zip" else _folder_tree(source)
+            if worlds is not None:
+                worlds[world.id] = dict(tree)
     if task.overlay:
         tree.update(_folder_tree(root / task.overlay))
     tree = {_normal_apps_path(k): v for k, v in tree.items()}
@@ -241,7 +252,22 @@ def read_chat_space(folder: str, info: bytes | None, messages: bytes | None) -> 
     return ChatSpace(name=space_name, members=members, messages=out)
 
 
-def world_contents(tree: dict[str, bytes], with_text: bool = True) -> WorldContents:
+Parsed = dict[tuple[object, ...], object]
+"""Parses of world files by (parser, path, bytes): a file met again in another task is not parsed
+again (bytes keep their hash, so a lookup costs one comparison of the same object)."""
+
+
+def _parse(parsed: Parsed | None, parse: Callable[..., T], *args: object) -> T:
+    if parsed is None:
+        return parse(*args)
+    key = (parse, *args)
+    if key not in parsed:
+        parsed[key] = parse(*args)
+    return parsed[key]  # type: ignore[return-value]
+
+
+def world_contents(tree: dict[str, bytes], with_text: bool = True,
+                   parsed: Parsed | None = None) -> WorldContents:
     """Sort a task tree into files, mail, calendar events and chat spaces."""
     contents = WorldContents()
     spaces: dict[str, dict[str, bytes]] = {}
@@ -249,20 +275,48 @@ def world_contents(tree: dict[str, bytes], with_text: bool = True) -> WorldConte
         parts = PurePosixPath(path).parts
         if parts[0] == "filesystem" and len(parts) > 1:
             rel = "/".join(parts[1:])
-            text = file_text(path, data) if with_text else None
+            text = _parse(parsed, file_text, path, data) if with_text else None
             contents.files.append(WorldFile(path=rel, size=len(data), text=text))
         elif parts[:2] == (".apps_data", "mail") and path.endswith(".mbox"):
-            contents.mail.extend(read_mbox(path, data))
+            contents.mail.extend(_parse(parsed, read_mbox, path, data))
         elif parts[:2] == (".apps_data", "calendar") and path.endswith(".ics"):
-            contents.events.extend(read_ics(path, data))
+            contents.events.extend(_parse(parsed, read_ics, path, data))
         elif parts[:3] == (".apps_data", "chat", "Groups") and len(parts) == 5:
             spaces.setdefault("/".join(parts[:4]), {})[parts[4]] = data
     for folder, files in sorted(spaces.items()):
-        contents.chat.append(read_chat_space(folder, files.get("group_info.json"),
-                                             files.get("messages.json")))
+        contents.chat.append(_parse(parsed, read_chat_space, folder,
+                                    files.get("group_info.json"), files.get("messages.json")))
     contents.mail.sort(key=lambda m: (m.date, m.message_id))
     contents.events.sort(key=lambda e: (e.start, e.uid))
     return contents
+
+
+class WorldReader:
+    """Task worlds read and parsed once per world and per overlay, shared by the tasks using them.
+
+    A world's files are read once; a task without an overlay gets the one WorldContents of its
+    world (treat it as read-only), and a task with one re-parses only the files its overlay adds
+    or replaces.
+    """
+
+    def __init__(self, bench: Benchmark, with_text: bool = True) -> None:
+        self.bench = bench
+        self.with_text = with_text
+        self._files: dict[str, dict[str, bytes]] = {}
+        self._parsed: Parsed = {}
+        self._contents: dict[tuple[str, str | None], WorldContents] = {}
+
+    def tree(self, task: Task) -> dict[str, bytes]:
+        """task_tree, reading the task's world only the first time."""
+        return task_tree(self.bench, task, self._files)
+
+    def contents(self, task: Task) -> WorldContents:
+        key = (task.world_id, task.overlay)
+        if key not in self._contents:
+            with in_world(task):
+                self._contents[key] = world_contents(self.tree(task), self.with_text,
+                                                     self._parsed)
+        return self._contents[key]
 
 
 @contextmanager
@@ -279,3 +333,10 @@ def load_task_world(bench: Benchmark, task: Task, with_text: bool = True) -> Wor
     """What the task's agent can see: its world with the task overlay applied."""
     with in_world(task):
         return world_contents(task_tree(bench, task), with_text=with_text)
+
+
+def load_worlds(bench: Benchmark, with_text: bool = True) -> dict[str, WorldContents]:
+    """Every task's world by task id (empty where the world is unknown), each world parsed once."""
+    reader = WorldReader(bench, with_text)
+    return {t.id: reader.contents(t) if bench.world(t.world_id) else WorldContents()
+            for t in bench.tasks}
