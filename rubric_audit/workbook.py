@@ -11,6 +11,8 @@ import io
 import os
 import re
 import tempfile
+import threading
+from functools import lru_cache
 from pathlib import Path
 from typing import Any
 
@@ -18,6 +20,7 @@ from pydantic import BaseModel
 
 from rubric_audit.limits import check_zip_bytes
 
+_ENGINE = threading.Lock()
 CELL_KEY = re.compile(r"^'\[[^\]]*\](?P<sheet>.+)'!(?P<cell>[A-Z]+\d+)$")
 
 
@@ -53,23 +56,30 @@ def _scalar(result: Any) -> Any:
     return _plain(value)
 
 
-def _computed(data: bytes, sheets: list[str], overrides: dict[str, Any]) -> dict[str, Any]:
+@lru_cache(maxsize=8)
+def _compiled(data: bytes) -> Any:
+    """The workbook compiled by the engine, once per content: compiling costs ~50x a calculation,
+    and the tasks of one world share its workbooks."""
     os.environ.setdefault("TQDM_DISABLE", "1")  # the engine's progress bars would flood stderr
     import formulas
 
-    by_upper = {s.upper(): s for s in sheets}
     with tempfile.TemporaryDirectory() as tmp:
         path = Path(tmp) / "book.xlsx"
         path.write_bytes(data)
-        try:
-            model = formulas.ExcelModel().loads(str(path)).finish()
-            inputs = {}
-            for ref, value in overrides.items():
-                sheet, _, cell = ref.rpartition("!")
-                inputs[f"'[book.xlsx]{sheet.upper()}'!{cell.upper()}"] = value
-            solution = model.calculate(inputs=inputs)
-        except Exception as exc:  # the engine raises many types; all mean "cannot evaluate"
-            raise WorkbookError(f"cannot evaluate workbook: {exc}") from exc
+        return formulas.ExcelModel().loads(str(path)).finish()
+
+
+def _computed(data: bytes, sheets: list[str], overrides: dict[str, Any]) -> dict[str, Any]:
+    by_upper = {s.upper(): s for s in sheets}
+    inputs = {}
+    for ref, value in overrides.items():
+        sheet, _, cell = ref.rpartition("!")
+        inputs[f"'[book.xlsx]{sheet.upper()}'!{cell.upper()}"] = value
+    try:
+        with _ENGINE:  # one calculation at a time on a shared compiled model
+            solution = _compiled(data).calculate(inputs=inputs)
+    except Exception as exc:  # the engine raises many types; all mean "cannot evaluate"
+        raise WorkbookError(f"cannot evaluate workbook: {exc}") from exc
     out = {}
     for key, ranges in solution.items():
         match = CELL_KEY.match(key)
