@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
+from functools import lru_cache
 from pathlib import PurePosixPath
 
 from rubric_audit.checks.code_grade import (
@@ -181,6 +182,12 @@ def numeric_criterion_without_tolerance(task: Task, world: WorldContents) -> Ite
                                criterion, criterion_text=criterion.text)
 
 
+@lru_cache(maxsize=256)
+def _values(text: str) -> frozenset[float]:
+    """Values of the quantities in a text, kept per text: a world's tasks share its messages."""
+    return frozenset(q.value for q in find_quantities(text))
+
+
 def task_depends_on_messages(task: Task, world: WorldContents) -> Iterator[Finding]:
     """Values or key terms the rubric or gold need that only the mail or chat contain (info).
 
@@ -192,8 +199,7 @@ def task_depends_on_messages(task: Task, world: WorldContents) -> Iterator[Findi
                         [m.text for s in world.chat for m in s.messages])
     elsewhere = " ".join([task.prompt, *(f.text or "" for f in world.files)])
     needed = " ".join([c.text for c in task.criteria] + [task.gold.text if task.gold else ""])
-    in_messages = {q.value for q in find_quantities(messages)}
-    outside = {q.value for q in find_quantities(elsewhere)}
+    in_messages, outside = _values(messages), _values(elsewhere)
     values = sorted({q.text for q in find_quantities(needed)
                      if q.value in in_messages and q.value not in outside})
     stems = (content_tokens(needed) & content_tokens(messages)) - content_tokens(elsewhere)

@@ -3,6 +3,7 @@
 from __future__ import annotations
 
 import re
+from functools import lru_cache
 
 from rubric_audit.model import Task, WorldContents
 
@@ -20,6 +21,7 @@ NEGATIVE_START = re.compile(r"^\s*(?:does\s+not|do\s+not|doesn't|don't|avoids?|n
                             r"makes?\s+no|no\s)\b", re.I)
 
 
+@lru_cache(maxsize=1 << 16)
 def stem(word: str) -> str:
     """A deliberately crude stem: enough that 'caps', 'capped' and 'cap' meet."""
     for suffix in ("ations", "ation", "ingly", "ings", "ing", "edly", "ed", "es", "s", "e"):
@@ -35,9 +37,18 @@ def words(text: str) -> list[str]:
     return re.findall(r"[a-z0-9]+(?:\.[0-9]+)?", text.lower())
 
 
-def content_tokens(text: str) -> set[str]:
-    """Stemmed words that carry meaning (stopwords and rubric verbs removed)."""
-    return {stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1}
+@lru_cache(maxsize=1024)
+def content_tokens(text: str) -> frozenset[str]:
+    """Stemmed words that carry meaning (stopwords and rubric verbs removed).
+
+    Kept per text: the tasks of one world ask for the tokens of the same mail and files.
+    """
+    return frozenset(stem(w) for w in words(text) if w not in STOPWORDS and len(w) > 1)
+
+
+@lru_cache(maxsize=256)
+def _vocabulary(text: str) -> frozenset[str]:
+    return frozenset(stem(w) for w in words(text))
 
 
 def world_vocabulary(task: Task, world: WorldContents) -> set[str]:
@@ -50,7 +61,7 @@ def world_vocabulary(task: Task, world: WorldContents) -> set[str]:
               for e in world.events]
     parts += [f"{s.name} " + " ".join(f"{m.author} {m.text}" for m in s.messages)
               for s in world.chat]
-    return {stem(w) for w in words(" ".join(parts))}
+    return _vocabulary(" ".join(parts[1:])) | _vocabulary(task.prompt)
 
 
 def is_negative(criterion: str) -> bool:
