@@ -29,6 +29,7 @@ from rubric_audit.checks.lints import TASK_CHECKS, WORLD_CHECKS
 from rubric_audit.checks.model_lints import MODEL_CHECKS, model_lint
 from rubric_audit.control_runs import code_controls, flip_rates, judge_controls, model_controls
 from rubric_audit.errors import InputError
+from rubric_audit.inputs import inputs_fingerprint
 from rubric_audit.judge import load_template
 from rubric_audit.llm import (
     ModelConfig,
@@ -58,6 +59,8 @@ LINTS_STAGE = "lints"
 CONTROLS_STAGE = "controls"
 MODEL_LINTS_STAGE = "model_lints"
 REGOLD_STAGE = "regold"
+INPUTS_META = "inputs"
+"""Fingerprint of the last complete offline audit's inputs; any import clears it."""
 
 
 class AuditResult(BaseModel):
@@ -128,6 +131,7 @@ def import_into(store: AuditStore, runs: RecordedRuns,
         findings = runs_findings(runs, bench)
         runs = runs_for_benchmark(runs, bench)
     with store.transaction():
+        store.set_meta(INPUTS_META, None)  # the store changes: the next audit checks it again
         if bench is not None:
             store.save_benchmark(bench)
             store.replace_findings(BENCHMARK_STAGE, benchmark_findings(bench))
@@ -353,10 +357,16 @@ def run_audit(bench_path: Path | None, run_paths: list[Path] | None, out: Path,
         paths = default_runs(bench_path)
     else:
         raise InputError("audit", None, "give run folders, a benchmark (--bench), or both")
-    runs = load_sources(paths) if paths else RecordedRuns()
-    worlds = load_worlds(bench) if bench is not None else {}
     if out.exists() and not out.is_dir():
         raise InputError(out, None, "output path exists and is not a folder")
+    offline = not (options.judge or options.lint_model or options.near_miss_model)
+    inputs = inputs_fingerprint([p for p in [bench_path, *paths] if p is not None],
+                                options.model_dump(), out) if offline else None
+    reused = _reuse(out, inputs)
+    if reused is not None:
+        return reused
+    runs = load_sources(paths) if paths else RecordedRuns()
+    worlds = load_worlds(bench) if bench is not None else {}
     check_models({option: _config(model, options) for option, model in (
         ("--judge", options.judge), ("--lint-model", options.lint_model),
         ("--near-miss-model", options.near_miss_model)) if model})
@@ -374,8 +384,25 @@ def run_audit(bench_path: Path | None, run_paths: list[Path] | None, out: Path,
                 "model_failures": sorted(set(failures)),
                 "models_used": [m for m in (options.judge, options.lint_model,
                                             options.near_miss_model) if m]})
+            store.set_meta(INPUTS_META, {"fingerprint": inputs, "imported": imported.model_dump()}
+                           if inputs and not failures else None)
         summary = write_reports(store, folder)
     return AuditResult(out=str(out), imported=imported, summary=summary)
+
+
+def _reuse(out: Path, inputs: str | None) -> AuditResult | None:
+    """When OUT holds an offline audit of the same inputs, only its reports, written again."""
+    if inputs is None or not (out / DB_NAME).is_file():
+        return None
+    with AuditStore(out / DB_NAME) as store:
+        stored = store.meta(INPUTS_META)
+        if not stored or stored.get("fingerprint") != inputs:
+            return None
+        before = ImportSummary.model_validate(stored["imported"])
+        imported = before.model_copy(update={
+            "added_graded": 0, "added_unavailable": 0,
+            "unchanged": before.added + before.unchanged + before.conflicts})
+        return AuditResult(out=str(out), imported=imported, summary=write_reports(store, out))
 
 
 def write_reports(store: AuditStore, folder: Path) -> AuditSummary:

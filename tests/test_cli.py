@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import subprocess
+import sys
 from pathlib import Path
 
 from typer.testing import CliRunner
@@ -11,7 +12,7 @@ from typer.testing import CliRunner
 from rubric_audit.cli import app
 from rubric_audit.model import Review
 from rubric_audit.store import AuditStore
-from tests.conftest import SHARED_RUNS, make_benchmark, make_task, make_variant
+from tests.conftest import SAMPLE, SHARED_RUNS, make_benchmark, make_task, make_variant
 
 runner = CliRunner()
 
@@ -155,3 +156,16 @@ def test_run_with_an_escaping_variant_name_writes_nothing(bench: Path, tmp_path:
                     "--variant", "../../ESCAPED")
     assert result.exit_code == 2 and "--variant" in result.stderr
     assert sorted(tmp_path.rglob("*")) == before
+
+
+def test_offline_commands_import_nothing_model_related(tmp_path: Path) -> None:
+    """litellm, instructor and openai cost seconds to import; offline paths must not pay it."""
+    script = ("import sys\nfrom typer.testing import CliRunner\nfrom rubric_audit.cli import app\n"
+              "for args in sys.argv[1:]:\n"
+              "    assert CliRunner().invoke(app, args.split()).exit_code == 0, args\n"
+              "print(sorted(m for m in ('litellm', 'instructor', 'openai') if m in sys.modules))")
+    done = subprocess.run(
+        [sys.executable, "-c", script, "--help", f"tasks {SAMPLE}",
+         f"audit {SAMPLE} --out {tmp_path / 'out'}"],
+        capture_output=True, text=True, check=True)
+    assert done.stdout.strip().splitlines()[-1] == "[]"

@@ -1,0 +1,51 @@
+"""A fingerprint of everything an offline audit reads, so an audit of unchanged inputs is reused.
+
+Like make and git, it trusts each file's path, size and modification time instead of reading the
+file: walking a benchmark with thousands of run folders costs a fraction of a second, reading it
+costs the audit. rubric-audit's own code is part of the fingerprint, so a changed check is rerun.
+"""
+
+from __future__ import annotations
+
+import hashlib
+import json
+import os
+from pathlib import Path
+
+import rubric_audit
+
+CODE = Path(rubric_audit.__file__).resolve().parent
+
+
+def _walk(root: Path, skip: Path | None, digest: hashlib._Hash) -> None:
+    """Feed every entry under `root` (links not followed) with its size and mtime to `digest`."""
+    pending = [root]
+    while pending:
+        folder = pending.pop()
+        if skip is not None and folder == skip:
+            continue
+        try:
+            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+        except (NotADirectoryError, FileNotFoundError):
+            entries = []
+        for entry in entries:
+            if entry.name == "__pycache__":  # written by Python itself, not an input
+                continue
+            info = entry.stat(follow_symlinks=False)
+            digest.update(f"{entry.path}\0{info.st_mode}\0{info.st_size}\0"
+                          f"{info.st_mtime_ns}\n".encode())
+            if entry.is_dir(follow_symlinks=False):
+                pending.append(Path(entry.path))
+
+
+def inputs_fingerprint(paths: list[Path], settings: dict[str, object], out: Path) -> str:
+    """Hash of the settings, rubric-audit's code and every file under `paths` (except `out`)."""
+    digest = hashlib.blake2b(json.dumps(settings, sort_keys=True, default=str).encode(),
+                             digest_size=16)
+    skip = out.resolve()
+    for path in [CODE, *paths]:
+        path = Path(path).resolve()
+        info = path.stat()
+        digest.update(f"{path}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+        _walk(path, skip, digest)
+    return digest.hexdigest()

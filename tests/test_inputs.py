@@ -1,0 +1,62 @@
+"""The fingerprint of an audit's inputs: a second offline audit of unchanged inputs is reused."""
+
+from __future__ import annotations
+
+import json
+import os
+import shutil
+import sqlite3
+from pathlib import Path
+
+from rubric_audit.audit import AuditOptions, import_runs, run_audit
+from tests.conftest import SAMPLE
+
+
+def lint_findings(out: Path) -> int:
+    return sum(1 for line in (out / "findings.jsonl").read_text().splitlines()
+               if json.loads(line)["check"] == "criterion_restates_premise")
+
+
+def test_unchanged_inputs_rebuild_only_the_reports(tmp_path: Path) -> None:
+    bench, out = tmp_path / "sample", tmp_path / "out"
+    shutil.copytree(SAMPLE, bench)
+    first = run_audit(bench, None, out)
+    assert first.imported.added > 0 and lint_findings(out) > 0
+    with sqlite3.connect(out / "audit.db") as db:  # a trace that only a full audit would undo
+        db.execute("DELETE FROM findings WHERE stage = 'lints'")
+    (out / "report.md").unlink()
+    second = run_audit(bench, None, out)
+    assert (out / "report.md").is_file() and lint_findings(out) == 0
+    assert second.imported.added == 0
+    assert second.imported.unchanged == first.imported.added + first.imported.unchanged
+    grades = next((bench / "runs").rglob("grades.json"))
+    grades.write_text(grades.read_text() + " ")
+    run_audit(bench, None, out)
+    assert lint_findings(out) > 0
+
+
+def test_an_import_or_other_options_mean_a_full_audit(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    run_audit(SAMPLE, None, out)
+    with sqlite3.connect(out / "audit.db") as db:
+        db.execute("DELETE FROM findings WHERE stage = 'lints'")
+    import_runs([SAMPLE / "runs"], out / "audit.db", SAMPLE)
+    run_audit(SAMPLE, None, out)
+    assert lint_findings(out) > 0
+    with sqlite3.connect(out / "audit.db") as db:
+        db.execute("DELETE FROM findings WHERE stage = 'lints'")
+    run_audit(SAMPLE, None, out, AuditOptions(unavailable_threshold=0.4))
+    assert lint_findings(out) > 0
+
+
+def test_touching_a_file_without_changing_it_is_a_change(tmp_path: Path) -> None:
+    bench, out = tmp_path / "sample", tmp_path / "out"
+    shutil.copytree(SAMPLE, bench)
+    run_audit(bench, None, out)
+    with sqlite3.connect(out / "audit.db") as db:
+        db.execute("DELETE FROM findings WHERE stage = 'lints'")
+    task_file = bench / "tasks_and_rubrics.json"
+    stat = task_file.stat()
+    os.utime(task_file, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
+    run_audit(bench, None, out)
+    assert lint_findings(out) > 0
