@@ -584,39 +584,26 @@ def reviews_command(
     out_dir: Annotated[Path, typer.Argument(help="An audit's output folder (holds audit.db).")],
     export: Annotated[str, typer.Option(help="csv or json.")] = "csv",
 ) -> None:
-    """Export every reviewer's current labels and the agreement between reviewers."""
-    import csv
-    import io
-    import json
-
-    from tui.data import ReviewData, agreement
+    """Export every reviewer's current labels with their notes, Cohen's kappa for every pair
+    of reviewers and Fleiss' kappa for all, over failures and passes apart, and the tasks
+    where reviewers disagree."""
+    from rubric_audit.agreement import describe
+    from tui.data import ReviewData
 
     if export not in ("csv", "json"):
         raise InputError("--export", None, f"expected csv or json, got {export!r}")
     data = ReviewData(out_dir, "export")
     try:
-        labels = data.current()
-        rows = [{"task_id": t, "task": data.tasks[t].name if t in data.tasks else t,
-                 "reviewer": r.reviewer, "label": r.label, "note": r.note,
-                 "created_at": r.created_at, "stale": data.stale(r)}
-                for t, by in sorted(labels.items()) for r in by.values()]
-        method, kappa, shared = agreement(labels)
+        written = data.write_reviews(out_dir, export)
+        rows, agreements = data.label_rows(), data.agreements()
     finally:
         data.close()
-    target = out_dir / f"reviews.{export}"
-    if export == "json":
-        text = json.dumps({"agreement": {"method": method, "kappa": kappa, "tasks": shared},
-                           "labels": rows}, indent=2) + "\n"
-    else:
-        buffer = io.StringIO()
-        writer = csv.DictWriter(buffer, fieldnames=["task_id", "task", "reviewer", "label",
-                                                    "note", "created_at", "stale"])
-        writer.writeheader()
-        writer.writerows(rows)
-        text = buffer.getvalue()
-    target.write_text(text, encoding="utf-8")
-    agreement_text = "n/a" if kappa is None else f"{method}'s kappa {kappa:.2f} over {shared} tasks"
-    out.print(f"Wrote {escape(str(target))}: {len(rows)} labels; agreement: {agreement_text}.")
+    out.print(f"Wrote {', '.join(escape(str(p)) for p in written)}: {len(rows)} labels.")
+    for group in agreements.values():
+        out.print(escape(describe(group)))
+        for d in group.disagreements:
+            out.print(escape(f"  {d.task}: " + ", ".join(f"{r} {label}"
+                                                          for r, label in d.labels.items())))
 
 
 @app.command("suggest")

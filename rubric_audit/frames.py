@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from pathlib import Path
 
 import pandas as pd
@@ -9,7 +10,7 @@ import pandas as pd
 from rubric_audit.atomic import write_atomic
 from rubric_audit.checks.controls import Control
 from rubric_audit.errors import InputError
-from rubric_audit.model import CriterionGrade, Finding, Review
+from rubric_audit.model import CriterionGrade, Finding, FindingReview, Review
 from rubric_audit.store import AuditStore
 
 
@@ -20,27 +21,54 @@ def _open(path: Path) -> AuditStore:
     return AuditStore(db)
 
 
+def _named(frame: pd.DataFrame, names: dict[str, str], by: pd.Series | None = None
+           ) -> pd.DataFrame:
+    """The frame with a `task` column (the task's name) after its first column."""
+    ids = by if by is not None else frame.get("task_id", pd.Series(dtype=object))
+    frame.insert(min(1, len(frame.columns)), "task", ids.map(names) if len(frame) else [])
+    return frame
+
+
 def load(path: str | Path) -> dict[str, pd.DataFrame]:
-    """Every table of an audit (folder or audit.db) as a DataFrame, keyed by table name."""
+    """Every table of an audit (folder or audit.db) as a DataFrame, keyed by table name; each
+    carries the task's name beside its id."""
     with _open(Path(path)) as store:
+        names = {t.id: t.name for t in store.tasks()}
         attempts = [a.model_dump(exclude={"trajectory"}) | {
             f"usage_{k}": v for k, v in a.usage.model_dump().items()} for a in store.attempts()]
         for row in attempts:
             row.pop("usage")
+        task_of = {a.id: a.task_id for a in store.attempts()}
+        controls = [c.model_dump() for c in store.controls()]
+        control_task = {c["id"]: c["task_id"] for c in controls}
+        grades = pd.DataFrame([g.model_dump() for g in store.grades()],
+                              columns=list(CriterionGrade.model_fields))
+        control_grades = pd.DataFrame(
+            [{**g.grade.model_dump(), "control_id": g.grade.attempt_id, "repeat": g.repeat,
+              "task_version": g.task_version} for g in store.control_grades()])
         return {
-            "attempts": pd.DataFrame(attempts),
-            "grades": pd.DataFrame([g.model_dump() for g in store.grades()],
-                                   columns=list(CriterionGrade.model_fields)),
-            "controls": pd.DataFrame([c.model_dump() for c in store.controls()],
-                                     columns=list(Control.model_fields)),
-            "control_grades": pd.DataFrame(
-                [{**g.grade.model_dump(), "control_id": g.grade.attempt_id, "repeat": g.repeat,
-                  "task_version": g.task_version} for g in store.control_grades()]),
-            "findings": pd.DataFrame([f.model_dump() for f in store.findings()],
-                                     columns=list(Finding.model_fields)),
-            "reviews": pd.DataFrame([{"entry": i, **r.model_dump()} for i, r in store.reviews()],
-                                    columns=["entry", *Review.model_fields]),
+            "attempts": _named(pd.DataFrame(attempts), names),
+            "grades": _named(grades, names, grades.attempt_id.map(task_of)),
+            "controls": _named(pd.DataFrame(controls, columns=list(Control.model_fields)),
+                               names),
+            "control_grades": _named(control_grades, names, control_grades.get(
+                "control_id", pd.Series(dtype=object)).map(control_task)),
+            "findings": _named(pd.DataFrame([f.model_dump() for f in store.findings()],
+                                            columns=list(Finding.model_fields)), names),
+            "reviews": _named(pd.DataFrame([{"entry": i, **r.model_dump()}
+                                            for i, r in store.reviews()],
+                                           columns=["entry", *Review.model_fields]), names),
+            "finding_reviews": _named(pd.DataFrame(
+                [{"entry": i, **r.model_dump()} for i, r in store.finding_reviews()],
+                columns=["entry", *FindingReview.model_fields]), names),
         }
+
+
+def _csv(frame: pd.DataFrame) -> str:
+    """CSV with nested values (evidence, usage lists) as JSON, not Python's repr."""
+    nested = frame.map(lambda v: json.dumps(v, default=str) if isinstance(v, dict | list)
+                       else v)
+    return nested.to_csv(index=False)
 
 
 def export(path: Path, fmt: str) -> list[Path]:
@@ -52,7 +80,7 @@ def export(path: Path, fmt: str) -> list[Path]:
     written = []
     for name, frame in load(path).items():
         target = folder / f"{name}.{fmt}"
-        write_atomic(target, frame.to_csv(index=False) if fmt == "csv"
+        write_atomic(target, _csv(frame) if fmt == "csv"
                      else frame.to_json(orient="records", indent=2))
         written.append(target)
     return written

@@ -96,11 +96,19 @@ def test_frames_and_export(tmp_path: Path) -> None:
     tables = frames.load(out)
     assert len(tables["attempts"]) == 80 and "trajectory" not in tables["attempts"]
     assert set(tables["grades"].grader) == {"recorded", "code"}
-    assert list(tables["reviews"].columns)[:3] == ["entry", "reviewer", "created_at"]
+    assert list(tables["reviews"].columns)[:4] == ["entry", "task", "reviewer", "created_at"]
+    assert all("task" in frame.columns for frame in tables.values()), "task names everywhere"
+    named = tables["grades"].dropna(subset=["task"])
+    assert len(named) == len(tables["grades"]) and "nordlys_02" in set(named.task)
     result = CliRunner().invoke(app, ["export", str(out), "--format", "csv"])
     assert result.exit_code == 0
     written = sorted(p.name for p in (out / "export").iterdir())
-    assert written == ["attempts.csv", "control_grades.csv", "controls.csv", "findings.csv",
-                       "grades.csv", "reviews.csv"]
+    assert written == ["attempts.csv", "control_grades.csv", "controls.csv", "finding_reviews.csv",
+                       "findings.csv", "grades.csv", "reviews.csv"]
+    import csv
+
+    with (out / "export" / "findings.csv").open() as f:
+        evidence = [json.loads(row["evidence"]) for row in csv.DictReader(f)]
+    assert all(isinstance(e, dict) for e in evidence), "evidence is JSON, not a Python repr"
     bad = CliRunner().invoke(app, ["export", str(out), "--format", "xml"])
     assert bad.exit_code == 2

@@ -17,7 +17,7 @@ from rubric_audit.reviews import LABEL_NAMES
 from tests.conftest import SAMPLE, SHARED_RUNS, bench_of_shared_runs
 from tests.fakes.openai_server import FakeOpenAI, Reply, text
 from tui.app import ReviewApp, load_keymap
-from tui.data import ReviewData, agreement
+from tui.data import ReviewData
 
 pytestmark = pytest.mark.anyio
 
@@ -188,12 +188,40 @@ async def test_two_reviewers_and_their_kappa(out: Path) -> None:
     await run(out, "ana", ["1", "1", "4", "4"])
     await run(out, "ben", ["1", "4", "4", "4"])
     data = ReviewData(out, "ana")
-    method, kappa, shared = agreement(data.current())
+    failures = data.agreements()["failures"]
     data.close()
-    assert (method, shared) == ("cohen", 4)
-    assert kappa == pytest.approx(0.5)
+    assert [(k.reviewers, k.tasks) for k in failures.pairs] == [(["ana", "ben"], 4)]
+    assert failures.pairs[0].kappa == pytest.approx(0.5) and failures.fleiss is None
     seen = await run(out, "cy", ["1", "1", "4", "1"])
-    assert "fleiss's kappa, 4 tasks" in seen["status"]
+    assert "Fleiss 0.33 (4 tasks)" in seen["status"]
+
+
+async def test_reviews_export_three_reviewers_kappas_and_notes(out: Path) -> None:
+    """Three reviewers: a Cohen's kappa per pair and Fleiss' over the tasks all labelled, for
+    failures and passes apart; notes kept with labels (a note before the label too)."""
+    await run(out, "ana", ["n", *"gold is stale", "enter", "1", "1", "4", "4", "p", "1", "1"])
+    await run(out, "ben", ["1", "4", "4", "4", "p", "1", "2"])
+    await run(out, "cy", ["1", "1", "4", "n", *"judge ok", "enter", "1", "p", "1"])
+    result = CliRunner().invoke(cli, ["reviews", str(out), "--export", "json"])
+    assert result.exit_code == 0, result.output
+    exported = json.loads((out / "reviews.json").read_text())
+    failures, passes = exported["agreement"]["failures"], exported["agreement"]["passes"]
+    assert [p["reviewers"] for p in failures["pairs"]] == [["ana", "ben"], ["ana", "cy"],
+                                                           ["ben", "cy"]]
+    assert all(p["tasks"] == 4 for p in failures["pairs"])
+    assert failures["fleiss"]["tasks"] == 4 and failures["fleiss"]["kappa"] is not None
+    assert {d["task"] for d in failures["disagreements"]} == {"nordlys_03", "meridian_04"}
+    assert [(p["reviewers"], p["tasks"]) for p in passes["pairs"]] == [
+        (["ana", "ben"], 2), (["ana", "cy"], 1), (["ben", "cy"], 1)]
+    assert passes["fleiss"]["tasks"] == 1
+    notes = {(r["task"], r["reviewer"]): r["notes"] for r in exported["labels"]}
+    assert notes[("nordlys_02", "ana")] == ["gold is stale"]
+    assert notes[("meridian_04", "cy")] == ["judge ok"]
+    assert "Fleiss" in result.output and "nordlys_03: ana defective_task" in result.output
+    assert CliRunner().invoke(cli, ["reviews", str(out), "--export", "csv"]).exit_code == 0
+    kappas = (out / "reviews_agreement.csv").read_text().splitlines()
+    assert len(kappas) == 1 + 4 + 4, "header, 3 pairs + Fleiss for failures and for passes"
+    assert "gold is stale" in (out / "reviews.csv").read_text()
 
 
 async def test_pass_audit_takes_pass_labels(out: Path) -> None:
@@ -265,7 +293,8 @@ def test_reviews_export_and_suggestions(out: Path) -> None:
     result = CliRunner().invoke(cli, ["reviews", str(out), "--export", "json"])
     assert result.exit_code == 0, result.output
     exported = json.loads((out / "reviews.json").read_text())
-    assert exported["agreement"] == {"method": "cohen", "kappa": 1.0, "tasks": 2}
+    pair = exported["agreement"]["failures"]["pairs"][0]
+    assert (pair["reviewers"], pair["kappa"], pair["tasks"]) == (["ana", "ben"], 1.0, 2)
     assert len(exported["labels"]) == 4 and not any(r["stale"] for r in exported["labels"])
 
     def suggester(body: dict[str, Any]) -> Reply:

@@ -18,8 +18,9 @@ from textual.containers import Horizontal, Vertical
 from textual.widgets import Footer, Header, OptionList, Static, TabbedContent
 from textual.widgets.option_list import Option
 
+from rubric_audit.agreement import describe
 from rubric_audit.reviews import LABEL_NAMES
-from tui.data import FINDING_MARKS, QUEUE_TITLES, ReviewData, agreement, world_items
+from tui.data import FINDING_MARKS, QUEUE_TITLES, ReviewData, world_items
 from tui.screens.help import HelpScreen
 from tui.screens.note import NoteScreen
 from tui.widgets.tabs import TABS, FindingsTab, Shown
@@ -175,9 +176,10 @@ class ReviewApp(App[None]):
         status = [" · ".join(f"{key} {LABEL_NAMES[label]}" for key, label in
                              self.label_keys(task_id))
                   if task_id else "nothing to review in this queue"]
-        method, kappa, shared = agreement(self.data.current())
-        if kappa is not None:
-            status.append(f"agreement ({method}'s kappa, {shared} tasks): {kappa:.2f}")
+        if task_id:
+            group = self.data.agreements()[self.data.group_of(task_id)]
+            if len(group.reviewers) > 1:
+                status.append(f"agreement on {describe(group)}")
         stale = sum(self.data.stale(r) for r in mine.values())
         if stale:
             status.append(f"{stale} of your reviews are stale (evidence changed)")

@@ -6,14 +6,18 @@ world are read when the task is shown. Every label, note and undo is appended to
 
 from __future__ import annotations
 
+import csv
 import hashlib
+import io
+import json
 import random
-import warnings
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
 
+from rubric_audit.agreement import GroupAgreement, group_agreement
+from rubric_audit.atomic import write_atomic
 from rubric_audit.errors import InputError
 from rubric_audit.model import Attempt, CriterionGrade, Finding, FindingReview, Review, Task
 from rubric_audit.reviews import (
@@ -197,6 +201,73 @@ class ReviewData:
             self.store.append_finding_review(entry)
         return entry.verdict
 
+    def group_of(self, task_id: str) -> str:
+        """"passes" for a task that takes pass labels (the pass audit), else "failures"."""
+        return "passes" if task_id in self.passed else "failures"
+
+    def agreements(self) -> dict[str, GroupAgreement]:
+        """Agreement between reviewers, separately over failure labels and pass labels."""
+        labels = self.current()
+        names = {t: task.name for t, task in self.tasks.items()}
+        return {group: group_agreement(group, labels, [t for t in self.queues["all"]
+                                                       if self.group_of(t) == group], names)
+                for group in ("failures", "passes")}
+
+    def label_rows(self) -> list[dict]:
+        """Each reviewer's current label per task with every note they left on it (a note
+        alone, without a label, is a row too), task names beside ids."""
+        labels = self.current()
+        log = self.store.reviews()
+        retracted = {r.retracts for _, r in log if r.retracts is not None}
+        notes: dict[tuple[str, str], list[str]] = defaultdict(list)
+        for i, r in log:
+            if r.note and r.retracts is None and i not in retracted:
+                notes[(r.task_id, r.reviewer)].append(r.note)
+        keys = sorted({(t, name) for t, by in labels.items() for name in by} | set(notes))
+        rows = []
+        for task_id, reviewer in keys:
+            review = labels.get(task_id, {}).get(reviewer)
+            rows.append({"task_id": task_id, "task": self.tasks[task_id].name
+                         if task_id in self.tasks else task_id, "group": self.group_of(task_id),
+                         "reviewer": reviewer, "label": review.label if review else "",
+                         "notes": notes.get((task_id, reviewer), []),
+                         "created_at": review.created_at if review else "",
+                         "stale": self.stale(review) if review else False})
+        return rows
+
+    def write_reviews(self, folder: Path, fmt: str) -> list[Path]:
+        """reviews.json (labels with notes, agreement per group, disagreements), or as csv:
+        reviews.csv, reviews_agreement.csv and reviews_disagreements.csv."""
+        rows, agreements = self.label_rows(), self.agreements()
+        if fmt == "json":
+            target = folder / "reviews.json"
+            write_atomic(target, json.dumps({"agreement": {g: a.model_dump() for g, a in
+                                                           agreements.items()},
+                                             "labels": rows}, indent=2) + "\n")
+            return [target]
+        kappas = [{"group": g, "method": k.method, "reviewers": " ".join(k.reviewers),
+                   "kappa": k.kappa, "tasks": k.tasks}
+                  for g, a in agreements.items()
+                  for k in [*a.pairs, *([a.fleiss] if a.fleiss else [])]]
+        disputes = [{"group": g, "task_id": d.task_id, "task": d.task,
+                     "labels": "; ".join(f"{r}: {label}" for r, label in d.labels.items())}
+                    for g, a in agreements.items() for d in a.disagreements]
+        tables = {"reviews": [{**r, "notes": " | ".join(r["notes"])} for r in rows],
+                  "reviews_agreement": kappas, "reviews_disagreements": disputes}
+        fields = {"reviews": list(rows[0]) if rows else ["task_id", "task", "group", "reviewer",
+                                                          "label", "notes"],
+                  "reviews_agreement": ["group", "method", "reviewers", "kappa", "tasks"],
+                  "reviews_disagreements": ["group", "task_id", "task", "labels"]}
+        written = []
+        for name, table in tables.items():
+            buffer = io.StringIO()
+            writer = csv.DictWriter(buffer, fieldnames=fields[name])
+            writer.writeheader()
+            writer.writerows(table)
+            write_atomic(folder / f"{name}.csv", buffer.getvalue())
+            written.append(folder / f"{name}.csv")
+        return written
+
     def notes(self, task_id: str) -> list[Review]:
         return [r for _, r in self.store.reviews() if r.task_id == task_id and r.note]
 
@@ -214,30 +285,6 @@ class ReviewData:
                            findings=self.findings.get(task_id, []),
                            recomputed=self.recomputed.get(task_id, []),
                            suggestion=self.suggestions.get(task_id))
-
-
-def agreement(labels: dict[str, dict[str, Review]]) -> tuple[str, float | None, int]:
-    """(method, kappa, tasks): Cohen's kappa for two reviewers, Fleiss' for more."""
-    reviewers = sorted({r for by in labels.values() for r in by})
-    if len(reviewers) < 2:
-        return ("none", None, 0)
-    from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
-
-    shared = [by for by in labels.values() if all(r in by for r in reviewers)]
-    if not shared:
-        return ("cohen" if len(reviewers) == 2 else "fleiss", None, 0)
-    categories = sorted({by[r].label for by in shared for r in reviewers})
-    codes = [[categories.index(by[r].label) for r in reviewers] for by in shared]
-    if len(reviewers) == 2:
-        table = [[sum(1 for a, b in codes if a == i and b == j) for j in range(len(categories))]
-                 for i in range(len(categories))]
-        with warnings.catch_warnings():  # its z-statistic divides by zero on small tables
-            warnings.simplefilter("ignore", RuntimeWarning)
-            kappa = 1.0 if len(categories) == 1 else float(cohens_kappa(table).kappa)
-        return ("cohen", kappa, len(shared))
-    counts, _ = aggregate_raters(codes)
-    kappa = 1.0 if len(categories) == 1 else float(fleiss_kappa(counts))
-    return ("fleiss", kappa, len(shared))
 
 
 def world_items(data: ReviewData, task_id: str) -> list[tuple[str, str]]:
