@@ -27,6 +27,7 @@ from rubric_audit.checks.input import (
 )
 from rubric_audit.checks.lints import TASK_CHECKS, WORLD_CHECKS
 from rubric_audit.checks.model_lints import MODEL_CHECKS, model_lint
+from rubric_audit.checks.provenance import answer_value_unsupported
 from rubric_audit.control_runs import code_controls, flip_rates, judge_controls, model_controls
 from rubric_audit.errors import InputError
 from rubric_audit.inputs import inputs_fingerprint
@@ -59,6 +60,7 @@ LINTS_STAGE = "lints"
 CONTROLS_STAGE = "controls"
 MODEL_LINTS_STAGE = "model_lints"
 REGOLD_STAGE = "regold"
+PROVENANCE_STAGE = "provenance"
 INPUTS_META = "inputs"
 """Fingerprint of the last complete offline audit's inputs; any import clears it."""
 
@@ -113,6 +115,15 @@ def check_numbers_in_code(store: AuditStore) -> None:
     with store.transaction():
         store.replace_grades("code", grades)
         store.replace_findings(CODE_STAGE, findings)
+
+
+def check_provenance(store: AuditStore) -> None:
+    """Where each answer's numbers came from in its trajectory; replaces the stage's findings."""
+    attempts = {a.id: a for a in store.attempts()}
+    findings = [f for attempt_id, trajectory in store.trajectories() if attempt_id in attempts
+                for f in answer_value_unsupported(attempts[attempt_id], trajectory)]
+    with store.transaction():
+        store.replace_findings(PROVENANCE_STAGE, findings)
 
 
 def _check_same_benchmark(store: AuditStore, bench: Benchmark) -> None:
@@ -373,6 +384,7 @@ def run_audit(bench_path: Path | None, run_paths: list[Path] | None, out: Path,
     with _output_folder(out) as folder, AuditStore(folder / DB_NAME) as store:
         imported, _ = import_into(store, runs, bench)
         check_numbers_in_code(store)
+        check_provenance(store)
         audited = bench or Benchmark(name="recorded runs", root="", tasks=store.tasks(),
                                      worlds=[])
         run_lints(store, audited, worlds)
