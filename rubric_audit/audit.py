@@ -9,7 +9,6 @@ from __future__ import annotations
 
 import json
 import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
@@ -17,7 +16,7 @@ from pathlib import Path
 import anyio
 from pydantic import BaseModel, Field
 
-from rubric_audit.atomic import write_atomic
+from rubric_audit.atomic import staging_folder, write_atomic
 from rubric_audit.checks.code_grade import code_grades, code_verdicts, judge_disagrees_with_code
 from rubric_audit.checks.controls import control_findings, make_controls
 from rubric_audit.checks.input import (
@@ -184,7 +183,7 @@ def _output_folder(out: Path) -> Iterator[Path]:
         yield out
         return
     out.parent.mkdir(parents=True, exist_ok=True)
-    staging = Path(tempfile.mkdtemp(prefix=f".{out.name}.", dir=out.parent))
+    staging = staging_folder(out.parent, f".{out.name}.")
     try:
         yield staging
         staging.rename(out)

@@ -15,7 +15,6 @@ import json
 import multiprocessing
 import random
 import shutil
-import tempfile
 import time
 from collections import Counter
 from collections.abc import Callable
@@ -25,7 +24,7 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel, Field
 
-from rubric_audit.atomic import write_atomic
+from rubric_audit.atomic import staging_folder, write_atomic
 from rubric_audit.errors import InputError
 from rubric_audit.llm import ModelConfig, ModelUnavailable, complete
 from rubric_audit.model import Benchmark, Task, Usage
@@ -166,7 +165,7 @@ class Runner:
 
         task_dir = self.folder / task.id
         task_dir.mkdir(parents=True, exist_ok=True)
-        staging = Path(tempfile.mkdtemp(prefix=f".attempt_{index}.partial-", dir=task_dir))
+        staging = staging_folder(task_dir, f".attempt_{index}.partial-")
         result = AttemptResult(task_id=task.id, attempt=index, model=self.model.model,
                                variant=self.variant.name, state="completed")
         messages = [{"role": "system", "content": self.variant.system_prompt},

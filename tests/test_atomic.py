@@ -1,0 +1,46 @@
+"""Atomic writes: processes writing the same file at once, and the user's umask on outputs."""
+
+from __future__ import annotations
+
+import os
+import stat
+from concurrent.futures import ProcessPoolExecutor
+from pathlib import Path
+
+from typer.testing import CliRunner
+
+from rubric_audit.atomic import write_atomic
+from rubric_audit.cli import app
+from tests.conftest import make_benchmark
+
+WRITERS, WRITES = 4, 200
+
+
+def write_many(path: str, writer: int) -> None:
+    text = f"writer {writer}\n" * 500
+    for _ in range(WRITES):
+        write_atomic(Path(path), text)
+
+
+def test_processes_writing_one_file_never_collide(tmp_path: Path) -> None:
+    target = tmp_path / "results.csv"
+    with ProcessPoolExecutor(WRITERS) as pool:
+        for done in [pool.submit(write_many, str(target), w) for w in range(WRITERS)]:
+            done.result()  # a shared temporary name fails here: a rename finds it gone
+    lines = target.read_text().splitlines()
+    assert len(lines) == 500 and len(set(lines)) == 1, "one writer's whole text"
+    assert [p.name for p in tmp_path.iterdir()] == ["results.csv"], "no temporary left"
+
+
+def test_outputs_follow_the_umask(tmp_path: Path) -> None:
+    bench = make_benchmark(tmp_path / "bench")
+    previous = os.umask(0o022)
+    try:
+        result = CliRunner().invoke(app, ["audit", str(bench), "--out", str(tmp_path / "out")])
+        write_atomic(tmp_path / "note.txt", "x")
+    finally:
+        os.umask(previous)
+    assert result.exit_code == 0, result.output
+    assert stat.S_IMODE((tmp_path / "out").stat().st_mode) == 0o755
+    assert stat.S_IMODE((tmp_path / "out" / "report.md").stat().st_mode) == 0o644
+    assert stat.S_IMODE((tmp_path / "note.txt").stat().st_mode) == 0o644
