@@ -169,3 +169,16 @@ def test_offline_commands_import_nothing_model_related(tmp_path: Path) -> None:
          f"audit {SAMPLE} --out {tmp_path / 'out'}"],
         capture_output=True, text=True, check=True)
     assert done.stdout.strip().splitlines()[-1] == "[]"
+
+
+def test_runs_takes_several_folders_after_one_flag(tmp_path: Path) -> None:
+    """`--runs A B` as the README writes it (B is read as one of the RUNS arguments)."""
+    task = make_task()
+    root = make_benchmark(tmp_path / "b", tasks=[task])
+    graded = {"task_1_c1": "pass", "task_1_c2": "pass"}
+    one = make_variant(tmp_path / "runs", "one", "m/one", [(task, 1, graded)])
+    two = make_variant(tmp_path / "runs", "two", "m/two", [(task, 1, graded)])
+    result = invoke("audit", "--bench", root, "--runs", one, two, "--out", tmp_path / "out")
+    assert result.exit_code == 0, result.output
+    scores = json.loads((tmp_path / "out" / "audit.json").read_text())["scores"]
+    assert {s["variant"] for s in scores} == {"one", "two"}

@@ -87,7 +87,8 @@ def console_messages(page: Path) -> list[str]:
 
 
 @pytest.mark.skipif(CHROMIUM is None and not os.environ.get("REQUIRE_CHROMIUM"),
-                    reason="needs Debian's chromium (CI installs it and sets REQUIRE_CHROMIUM)")
+                    reason="chromium is not on PATH, so report.html was not opened in a browser: "
+                           "install Debian's chromium (apt-get install chromium; .ci/run does)")
 def test_html_report_opens_in_chromium_without_console_errors(tmp_path: Path) -> None:
     assert CHROMIUM, "REQUIRE_CHROMIUM is set but chromium is not installed"
     planted = tmp_path / "planted.html"

@@ -26,14 +26,21 @@ from tui.screens.note import NoteScreen
 from tui.widgets.tabs import TABS, FindingsTab, Shown
 from tui.widgets.task_view import TaskView
 
-DEFAULT_KEYMAP = Path.home() / ".config" / "rubric-audit" / "keymap.toml"
 LABEL_KEYS = 4  # the most labels a task takes (the failure labels)
 SEVERITY_MARK = {"error": ("●", "red"), "warning": ("▲", "yellow"), "info": ("·", "dim")}
 
 
+def default_keymap() -> Path:
+    """keymap.toml in the platform's user config folder (platformdirs: ~/.config/rubric-audit
+    on Linux, ~/Library/Application Support/rubric-audit on macOS, ...)."""
+    import platformdirs
+
+    return platformdirs.user_config_path("rubric-audit", appauthor=False) / "keymap.toml"
+
+
 def load_keymap(path: Path | None) -> dict[str, str]:
     """Binding id -> key, from the `[keys]` table of a TOML file (missing file: no changes)."""
-    path = path or DEFAULT_KEYMAP
+    path = path or default_keymap()
     if not path.is_file():
         return {}
     return {str(k): str(v) for k, v in tomllib.loads(path.read_text()).get("keys", {}).items()}

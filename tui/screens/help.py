@@ -36,7 +36,8 @@ class HelpScreen(ModalScreen[None]):
                 f"{', '.join(LABEL_NAMES[x] for x in PASS_LABELS)}. The footer and the status "
                 f"line always name the keys for the task under the cursor.\n\n"
                 f"## Other keys\n\n| key | action |\n|---|---|\n{rows}\n\n"
-                "Keys can be remapped in a TOML file (`--keymap FILE`, or "
-                "`~/.config/rubric-audit/keymap.toml`): a `[keys]` table from binding id to key.")
+                "Keys can be remapped in a TOML file (`--keymap FILE`, or `keymap.toml` in the "
+                "user config folder, `~/.config/rubric-audit/` on Linux): a `[keys]` table from "
+                "binding id to key.")
         with VerticalScroll(id="help"):
             yield Static(Markdown(text))
