@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import os
+import re
 from pathlib import Path
 from typing import Any
 
@@ -49,8 +50,13 @@ def read_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
 
 def read_text(path: Path) -> str:
     """A UTF-8 text file, size-capped; other encodings and lone surrogates are unusable."""
+    return decode_text(path, read_bytes(path))
+
+
+def decode_text(path: Path, data: bytes) -> str:
+    """The bytes read from `path` as UTF-8 text; other encodings and lone surrogates are unusable."""
     try:
-        return read_bytes(path).decode("utf-8")
+        return data.decode("utf-8")
     except UnicodeDecodeError as exc:
         raise InputError(path, None, f"not UTF-8 text (byte {exc.start})") from None
 
@@ -67,11 +73,34 @@ def parse_json(name: str | Path, text: str | bytes) -> Any:
         raise InputError(name, None, f"not UTF-8 text (byte {exc.start})") from None
     except RecursionError:
         raise InputError(name, None, "JSON nested too deeply") from None
-    bad = _invalid_string(data)
+    bad = _invalid_string(data) if _may_hold_surrogates(text) else None
     if bad is not None:
         raise InputError(name, bad or "(top level)", "text is not valid Unicode (a lone "
                                                      "surrogate escape)")
     return data
+
+
+SURROGATE_ESCAPE = re.compile(r"\\u[dD][89a-fA-F]")
+
+
+def _may_hold_surrogates(text: str | bytes) -> bool:
+    """Whether parsed JSON can hold a lone surrogate: only from a \\uD800-\\uDFFF escape or a
+    surrogate already in the text (json decodes bytes with 'surrogatepass', and UTF-16 or 32
+    itself). Most documents have neither, and then the walk over every string is skipped."""
+    if isinstance(text, bytes):
+        if b"\0" in text:
+            return True
+        try:
+            text = text.decode("utf-8")
+        except UnicodeDecodeError:
+            return True
+    if SURROGATE_ESCAPE.search(text):
+        return True
+    try:
+        text.encode("utf-8")
+    except UnicodeEncodeError:
+        return True
+    return False
 
 
 def _invalid_string(data: Any) -> str | None:

@@ -59,6 +59,22 @@ def test_answer_falls_back_to_output(tmp_path: Path) -> None:
     assert load_runs([tmp_path / "v1"]).attempts[0].answer == "plain output"
 
 
+@pytest.mark.parametrize(("escaped", "usable"), [
+    ("\\ud83d\\ude00", True), ("\\u00e9", True), ("\\\\ud800", True), ("\\ud800", False),
+    ("x\\uDC00", False)])
+def test_a_lone_surrogate_escape_is_refused_with_its_field(tmp_path: Path, escaped: str,
+                                                           usable: bool) -> None:
+    task = make_task()
+    folder = make_variant(tmp_path, "v1", "m/one", [(task, 1, {"task_1_c1": "pass"})]) / "task_1"
+    (folder / "trajectory.json").write_text(f'{{"messages": [], "output": "{escaped}"}}')
+    if usable:
+        assert load_runs([tmp_path / "v1"]).attempts[0].answer
+        return
+    with pytest.raises(InputError) as caught:
+        load_runs([tmp_path / "v1"])
+    assert caught.value.field == "output" and "trajectory.json" in str(caught.value.file)
+
+
 def test_incomplete_grading_run_is_unavailable(tmp_path: Path) -> None:
     task = make_task()
     folder = make_variant(tmp_path, "v1", "m/one", [(task, 1, {"task_1_c1": "pass"})]) / "task_1"

@@ -20,7 +20,14 @@ from typing import Any
 from pydantic import BaseModel, Field
 
 from rubric_audit.checks.controls import Control
-from rubric_audit.errors import InputError, parse_json, read_json, read_text
+from rubric_audit.errors import (
+    InputError,
+    decode_text,
+    parse_json,
+    read_bytes,
+    read_json,
+    read_text,
+)
 from rubric_audit.load.trajectory import normalise_trajectory
 from rubric_audit.load.variant_tasks import shared_task
 from rubric_audit.model import (
@@ -158,9 +165,19 @@ def _failures(variant: Path) -> list[dict[str, Any]]:
     return out
 
 
-def _optional_json(folder: Path, name: str) -> Any:
-    path = folder / name
-    return read_json(path) if path.is_file() else None
+class AttemptFiles:
+    """An attempt folder's own files, each read once (size-capped): parsed where a step needs
+    one, all of them hashed for the fingerprint."""
+
+    def __init__(self, folder: Path) -> None:
+        self.folder = folder
+        self.files = {p.name: read_bytes(p) for p in sorted(folder.iterdir()) if p.is_file()}
+
+    def json(self, name: str) -> Any:
+        """The parsed JSON file `name`, or None where the folder has none."""
+        data = self.files.get(name)
+        path = self.folder / name
+        return None if data is None else parse_json(path, decode_text(path, data))
 
 
 def _expect(value: Any, kind: type, path: Path, field: str) -> Any:
@@ -170,11 +187,14 @@ def _expect(value: Any, kind: type, path: Path, field: str) -> Any:
     return value
 
 
-def fingerprint(folder: Path) -> str:
-    """Hash of the attempt folder's own files (not nested attempt folders)."""
+def fingerprint(folder: Path, files: dict[str, bytes] | None = None) -> str:
+    """Hash of the attempt folder's own files (not nested attempt folders); `files` are those
+    files already read, by name."""
     digest = hashlib.sha256()
-    for path in sorted(p for p in folder.iterdir() if p.is_file()):
-        digest.update(path.name.encode() + b"\0" + path.read_bytes() + b"\0")
+    if files is None:
+        files = {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
+    for name, data in sorted(files.items()):
+        digest.update(name.encode() + b"\0" + data + b"\0")
     artifacts = folder / "artifacts"
     if artifacts.is_dir():
         for path in sorted(p for p in artifacts.rglob("*") if p.is_file()):
@@ -224,10 +244,10 @@ def _grades(attempt_id: str, raw: dict[str, Any], path: Path,
     return out
 
 
-def _task_from_run(folder: Path, task_id: str, row: dict[str, str]) -> Task:
+def _task_from_run(files: AttemptFiles, task_id: str, row: dict[str, str]) -> Task:
     """The task as the run recorded it (prompt and verifiers), for runs imported without a bench."""
-    path = folder / "verifiers.json"
-    verifiers = _expect(_optional_json(folder, "verifiers.json") or [], list, path, "(top level)")
+    path = files.folder / "verifiers.json"
+    verifiers = _expect(files.json("verifiers.json") or [], list, path, "(top level)")
     criteria = []
     world_id = row.get("world_id", "")
     for i, v in enumerate(verifiers):
@@ -238,7 +258,7 @@ def _task_from_run(folder: Path, task_id: str, row: dict[str, str]) -> Task:
         criteria.append(Criterion(id=v["verifier_id"], text=values.get("criteria", ""),
                                   primary=bool(values.get("is_primary_objective"))))
         world_id = world_id or v.get("world_id", "")
-    messages = _optional_json(folder, "initial_messages.json") or []
+    messages = files.json("initial_messages.json") or []
     prompt = next((m.get("content", "") for m in messages
                    if isinstance(m, dict) and m.get("role") == "user"), "")
     return Task(id=task_id, name=task_id, domain=row.get("domain", ""), world_id=world_id,
@@ -246,13 +266,14 @@ def _task_from_run(folder: Path, task_id: str, row: dict[str, str]) -> Task:
                 criteria=criteria, source="runs")
 
 
-def _attempt(folder: Path, variant: str, task_id: str, index: int, model: str,
+def _attempt(files: AttemptFiles, variant: str, task_id: str, index: int, model: str,
              failure: dict[str, Any] | None) -> tuple[Attempt, list[CriterionGrade]]:
+    folder = files.folder
     attempt_id = Attempt.make_id(variant, task_id, index)
-    trajectory = _optional_json(folder, "trajectory.json") or {}
+    trajectory = files.json("trajectory.json") or {}
     _expect(trajectory, dict, folder / "trajectory.json", "(top level)")
-    grades_raw = _optional_json(folder, "grades.json")
-    settings = _optional_json(folder, "grading_settings.json") or {}
+    grades_raw = files.json("grades.json")
+    settings = files.json("grading_settings.json") or {}
     status = grades_raw.get("grading_run_status") if isinstance(grades_raw, dict) else None
     judge_runs = _judge_runs(folder)
     completed = [(grader, raw, path) for grader, raw, path in judge_runs
@@ -282,7 +303,7 @@ def _attempt(folder: Path, variant: str, task_id: str, index: int, model: str,
         agent_status=trajectory.get("status"),
         judge_model=settings.get("llm_judge_model") if isinstance(settings, dict) else None,
         source=str(folder),
-        fingerprint=fingerprint(folder),
+        fingerprint=fingerprint(folder, files.files),
     )
     grades = _grades(attempt_id, grades_raw, folder / "grades.json") if status == "completed" \
         else []
@@ -338,13 +359,15 @@ def load_variant(variant_dir: Path) -> RecordedRuns:
             unmapped.append(f"{task_dir.name}/: no attempt files")
         for index, folder in folders:
             failure = failure_by_attempt.get((task_id, index), failure_by_task.get(task_id))
-            attempt, grades = _attempt(folder, variant, task_id, index, model, failure)
+            files = AttemptFiles(folder)
+            attempt, grades = _attempt(files, variant, task_id, index, model, failure)
             if attempt.judge_model is None and row.get("judge_model"):
                 attempt = attempt.model_copy(update={"judge_model": row["judge_model"]})
             runs.attempts.append(attempt)
             runs.grades.extend(grades)
-            runs.recorded.setdefault(task_id, {}).setdefault(
-                variant, _task_from_run(folder, task_id, row))
+            recorded = runs.recorded.setdefault(task_id, {})
+            if variant not in recorded:
+                recorded[variant] = _task_from_run(files, task_id, row)
     stored = {a.task_id for a in runs.attempts}
     unmapped += [f"{RESULTS_CSV}: row for {task_id} has no task folder"
                  for task_id in row_by_task if task_id not in stored]
