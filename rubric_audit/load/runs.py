@@ -12,6 +12,7 @@ import csv
 import hashlib
 import io
 import json
+import os
 import re
 from collections import Counter
 from pathlib import Path
@@ -171,7 +172,9 @@ class AttemptFiles:
 
     def __init__(self, folder: Path) -> None:
         self.folder = folder
-        self.files = {p.name: read_bytes(p) for p in sorted(folder.iterdir()) if p.is_file()}
+        with os.scandir(folder) as entries:  # file types from one listing, not a stat each
+            names = sorted(e.name for e in entries if e.is_file())
+        self.files = {name: read_bytes(folder / name) for name in names}
 
     def json(self, name: str) -> Any:
         """The parsed JSON file `name`, or None where the folder has none."""
