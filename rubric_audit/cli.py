@@ -374,8 +374,9 @@ def grade_command(
               f"graded: provider unavailable; {summary.skipped} skipped: the agent failed). "
               f"Verdicts: {verdicts}. Calls: {summary.calls} ({summary.cached_calls} from cache), "
               f"{summary.usage.total_tokens:,} tokens, cost {cost}.")
-    out.print(f"Each attempt's grading run is in grades/{escape(judge_slug(judge))}.json beside "
-              f"its recorded grades.json; `audit` or `import` compares them.")
+    if summary.completed:
+        out.print(f"Each graded attempt's grading run is in grades/{escape(judge_slug(judge))}.json "
+                  f"beside its recorded grades.json; `audit` or `import` compares them.")
 
 
 @app.command("regold")

@@ -3,6 +3,7 @@ what may pass on a second try. Real litellm calls, against the fake server or no
 
 from __future__ import annotations
 
+import importlib
 import shutil
 import socket
 import time
@@ -28,7 +29,12 @@ def files_under(folder: Path) -> dict[str, int]:
 
 @pytest.fixture
 def home(tmp_path: Path) -> dict[str, str]:
-    """Cache and config folders inside tmp_path, so 'nothing written' covers them too."""
+    """Cache and config folders inside tmp_path, so 'nothing written' covers them too.
+
+    litellm is imported first: the timings below bound what the command does (no retries),
+    not the one-time import, which on a loaded machine alone can take several seconds.
+    """
+    importlib.import_module("litellm")
     return {"XDG_CACHE_HOME": str(tmp_path / "cache"), "XDG_CONFIG_HOME": str(tmp_path / "config"),
             "RUBRIC_AUDIT_CACHE": None}
 
