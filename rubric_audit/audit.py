@@ -425,8 +425,9 @@ def write_reports(store: AuditStore, folder: Path) -> AuditSummary:
     findings = store.findings()
     write_atomic(folder / "findings.jsonl", "".join(f.model_dump_json() + "\n" for f in findings))
     write_atomic(folder / "audit.json", json.dumps(summary.model_dump(), indent=2) + "\n")
-    write_atomic(folder / "report.md", render_markdown(summary, findings))
-    write_atomic(folder / "report.html", render_html(summary, findings))
+    tasks = {t.id: t for t in store.tasks()}
+    write_atomic(folder / "report.md", render_markdown(summary, findings, tasks))
+    write_atomic(folder / "report.html", render_html(summary, findings, tasks))
     return summary
 
 

@@ -2,11 +2,14 @@
 
 from __future__ import annotations
 
+import html
+import json
 import os
 import re
 import shutil
 import subprocess
 from pathlib import Path
+from typing import Any
 
 import numpy as np
 import pytest
@@ -76,14 +79,61 @@ def test_pass_at_k_and_pass_hat_k() -> None:
     assert pass_hat_k(4, 4, 4) == 1 and pass_hat_k(4, 3, 4) == 0
 
 
-def console_messages(page: Path) -> list[str]:
-    done = subprocess.run(
-        [CHROMIUM, "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
+def chromium(page: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    return subprocess.run(
+        [CHROMIUM or "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
          f"--user-data-dir={page.parent / 'profile'}", "--enable-logging=stderr", "--v=0",
-         "--dump-dom", page.as_uri()], capture_output=True, text=True, timeout=120, check=False)
+         *options, page.as_uri()], capture_output=True, text=True, timeout=120, check=False)
+
+
+def console_messages(page: Path) -> list[str]:
+    done = chromium(page, "--dump-dom")
     assert "</html>" in done.stdout, done.stderr[-2000:]
     return re.findall(r":CONSOLE[^\]]*\] (.*)", done.stderr)
+
+
+PROBE = """<script>
+const box = (q) => document.querySelector(q).getBoundingClientRect();
+document.body.dataset.probe = JSON.stringify({
+  scrollWidth: document.documentElement.scrollWidth, width: window.innerWidth,
+  headline: document.querySelector("h1 + p").textContent,
+  headlineBottom: box("h1 + p").bottom, chartBottom: box(".row").bottom});
+</script>"""
+
+
+def first_screen(page: Path, size: str = "1400,900") -> dict[str, Any]:
+    """Lay `page` out in headless Chromium at 1400x900 with a probe script added to a copy
+    (the report itself has none): page width against the window, where the headline ends."""
+    probed = page.with_name("probed.html")
+    probed.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
+    done = chromium(probed, f"--window-size={size}", "--dump-dom")
+    found = re.search(r'data-probe="([^"]*)"', done.stdout)
+    assert found, done.stderr[-2000:]
+    return json.loads(html.unescape(found.group(1)))
+
+
+@pytest.mark.skipif(CHROMIUM is None and not os.environ.get("REQUIRE_CHROMIUM"),
+                    reason="needs Debian's chromium (CI installs it and sets REQUIRE_CHROMIUM)")
+def test_report_first_screen_holds_the_headline_and_does_not_scroll_sideways(
+        tmp_path: Path) -> None:
+    assert CHROMIUM, "REQUIRE_CHROMIUM is set but chromium is not installed"
+    wide = tmp_path / "wide.html"
+    wide.write_text('<!DOCTYPE html><html><body><h1>x</h1><p>wide</p>'
+                    '<div class="row" style="width:3000px">x</div></body></html>')
+    planted = first_screen(wide)
+    assert planted["scrollWidth"] > planted["width"], "the check can fail"
+    out = tmp_path / "out"
+    assert CliRunner().invoke(app, ["audit", str(SAMPLE), "--out", str(out)]).exit_code == 0
+    seen = first_screen(out / "report.html")
+    assert seen["scrollWidth"] <= seen["width"] == 1400, "no horizontal scroll at 1400 px"
+    assert re.search(r"atlas-1 passes 57\.5% \[[\d.]+%, [\d.]+%\] of 20 tasks as graded, "
+                     r"67\.9% .* of the 14 achievable tasks, .* after review", seen["headline"])
+    assert seen["headlineBottom"] < 900 and seen["chartBottom"] <= 900, "on the first screen"
+    shot = tmp_path / "first-screen.png"
+    chromium(out / "report.html", "--window-size=1400,900", "--hide-scrollbars",
+             f"--screenshot={shot}")
+    assert shot.read_bytes()[16:24] == (1400).to_bytes(4, "big") + (900).to_bytes(4, "big")
 
 
 @pytest.mark.skipif(CHROMIUM is None and not os.environ.get("REQUIRE_CHROMIUM"),
@@ -133,10 +183,33 @@ def test_outcomes_per_task_and_model(tmp_path: Path) -> None:
     assert CliRunner().invoke(app, ["audit", str(SAMPLE), "--out", str(out)]).exit_code == 0
     summary = json.loads((out / "audit.json").read_text())
     names = {v: k for k, v in summary["task_names"].items()}
+    broken = {t for ids in summary["achievable"]["excluded"].values() for t in ids}
     for outcome in summary["task_outcomes"]:
-        assert sum(outcome["counts"].values()) == 20
-        assert outcome["tasks"][names["nordlys_02"]] == "unavailable", "its gold is broken"
+        counts = outcome["counts"]
+        assert counts["pass"] + counts["fail"] + counts["unavailable"] == 20
+        assert outcome["tasks"][names["nordlys_02"]] == "fail", "failed as graded"
+        assert names["nordlys_02"] in broken and counts["unachievable"] == len(broken), \
+            "its gold is broken: unachievable, not unavailable"
         assert outcome["tasks"][names["meridian_04"]] == "fail", "a genuine model error"
     cirrus = next(o for o in summary["task_outcomes"] if o["variant"] == "cirrus-2")
     assert cirrus["tasks"][names["nordlys_06"]] == "fail"
     assert "| error | nordlys_04 | not reviewed |" in (out / "report.md").read_text()
+
+
+def test_report_names_criteria_and_tasks_and_repeats_no_row(tmp_path: Path) -> None:
+    out = tmp_path / "out"
+    assert CliRunner().invoke(app, ["audit", str(SAMPLE), "--out", str(out)]).exit_code == 0
+    report = (out / "report.md").read_text()
+    with AuditStore(out / "audit.db") as store:
+        ids = [t.id for t in store.tasks()] + [c.id for t in store.tasks() for c in t.criteria]
+    assert not [i for i in ids if i in report], "criteria as C1 ..., tasks by name"
+    assert "| error | nordlys_04 | not reviewed | C1 States a success fee of NOK 25.9m |" in report
+    tables = re.findall(r"((?:^\|.*\|\n)+)", report, re.M)
+    for table in tables:
+        rows = table.splitlines()[2:]
+        assert len(rows) == len(set(rows)), rows
+    assert "| `as_graded` = `without_defective` = `without_defective_or_ambiguous` = " \
+           "`ambiguous_as_pass` | fictional/atlas-1 |" in report, "no reviews: one row"
+    assert "| 0.3 to 0.7 | 4 | 0 | 1 | 2 | 1 |" in report
+    assert report.count("*unavailable*:") == 1 and "A task is unavailable for a model when its " \
+        "gold fails" not in report, "defined once, and only for what never completed grading"

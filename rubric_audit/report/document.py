@@ -5,7 +5,9 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
-from rubric_audit.model import Finding
+from rubric_audit.describe import criterion_title, readable
+from rubric_audit.model import Finding, Task
+from rubric_audit.report.statistics import ScoreRow
 from rubric_audit.report.summary import AuditSummary
 from rubric_audit.scores import VariantScore
 from rubric_audit.stats import Interval
@@ -31,14 +33,25 @@ class Table:
 
 @dataclass
 class Plot:
-    """A chart; `kind` picks the drawing, `series` maps a label to (estimate, low, high)."""
+    """A chart; `kind` picks the drawing, `series` maps a label to (estimate, low, high);
+    `groups` maps a label to the group it is drawn in (colour and legend)."""
 
     kind: str
     title: str
     series: dict[str, tuple[float, float, float]] = field(default_factory=dict)
+    groups: dict[str, str] = field(default_factory=dict)
+    xlabel: str = "pass@1"
+    legend: bool = True
 
 
-Block = Text | Bullets | Table | Plot
+@dataclass
+class Row:
+    """Plots side by side (HTML); markdown states their numbers in the text beside them."""
+
+    plots: list[Plot]
+
+
+Block = Text | Bullets | Table | Plot | Row
 
 
 @dataclass
@@ -67,8 +80,74 @@ def _scores(scores: list[VariantScore]) -> Table:
                    pct(s.mean_criterion_score)] for s in scores])
 
 
+def _headline_scores(summary: AuditSummary) -> list[tuple[str, str, ScoreRow]]:
+    """(model label, option name, row) for as graded, achievable and after review, for the
+    headline grader (the recorded verdicts if any)."""
+    grader = summary.failure_split.grader
+    named = {"as_graded": "as graded", "achievable": "achievable tasks",
+             "without_defective": "after review"}
+    order = list(named)
+    rows = [s for s in summary.statistics.scores
+            if s.grader == grader and s.option in named and s.pass_at_1.estimate is not None]
+    return [(s.variant, named[s.option], s)
+            for s in sorted(rows, key=lambda s: (s.variant, order.index(s.option)))]
+
+
+def _headline(summary: AuditSummary) -> list[Block]:
+    """One paragraph and one chart: pass@1 as graded, on achievable tasks and after review,
+    and where the failures went, the way the published audits state it."""
+    rows = _headline_scores(summary)
+    r, split, a = summary.statistics.review, summary.failure_split, summary.achievable
+    reviewed, queued = r.failures_reviewed + r.passes_reviewed, r.failures_queue + r.passes_queue
+    sentences, review_sentences = [], []
+    for variant in dict.fromkeys(v for v, _, _ in rows):
+        by = {name: s for v, name, s in rows if v == variant}
+        wording = {"as graded": "of {} tasks as graded",
+                   "achievable tasks": "of the {} achievable tasks",
+                   "after review": "after review ({} tasks, without those reviewers labelled "
+                                   "defective)"}
+        parts = [f"{interval(s.pass_at_1)} {wording[n].format(s.tasks)}" for n, s in by.items()]
+        sentences.append(f"**{variant}** passes " + ", ".join(parts) + ".")
+    if split.failures:
+        went = ", ".join(f"{g.replace('_', ' ')} {interval(i)}" for g, i in split.groups.items())
+        review_sentences.append(
+            f"Of the {split.failures} failed task outcomes (task × model, as graded by "
+            f"`{split.grader}`), the share per review label: {went} (95% Wilson intervals)"
+            + (f"; {split.unreviewed_unachievable} of the unreviewed failures are on "
+               f"unachievable tasks." if split.unreviewed_unachievable else "."))
+    disputed = ", ".join(summary.task_names.get(t, t) for t in summary.disputed_tasks)
+    review_sentences.append(f"Reviewers have labelled {reviewed} of the {queued} queued tasks"
+                     + (f"; disputed between reviewers: {disputed}." if disputed else "."))
+    colours = {"as graded": "as graded", "achievable tasks": "automatic",
+               "after review": "after review"}
+    scores = Plot("intervals", "pass@1 with 95% bootstrap intervals",
+                  {f"{v} · {name}": (s.pass_at_1.estimate or 0.0, s.pass_at_1.low or 0.0,
+                                     s.pass_at_1.high or 0.0) for v, name, s in rows},
+                  {f"{v} · {name}": colours[name] for v, name, _ in rows})
+    failures = Plot("intervals", f"where the {split.failures} failures went (share, 95% Wilson)",
+                    {g.replace("_", " "): (i.estimate or 0.0, i.low or 0.0, i.high or 0.0)
+                     for g, i in split.groups.items() if i.n},
+                    {g.replace("_", " "): "unreviewed" if g == "unreviewed" else "after review"
+                     for g in split.groups}, xlabel="share of failed task outcomes",
+                    legend=False)
+    terms = Bullets([
+        f"*achievable*: a task whose gold answer does not fail its rubric and whose empty answer "
+        f"or refusal does not pass ({a.tasks} of {summary.tasks}); the others are "
+        f"*unachievable*.",
+        f"*certified*: an achievable task whose gold is shown to pass and whose empty answer is "
+        f"shown to fail ({a.certified} of {a.tasks}).",
+        "*unavailable*: an attempt that never completed grading (a crash, a provider that "
+        "stayed down); never counted as a fail. A task is unavailable for a model when none of "
+        "its attempts was graded.",
+        "*pass@1*: the mean over tasks of the share of graded attempts that pass every "
+        "criterion; intervals resample tasks."])
+    return [Text(" ".join(sentences)), Text(" ".join(review_sentences)),
+            Row([scores, failures]), terms]
+
+
 def _overview(summary: AuditSummary) -> Section:
-    blocks: list[Block] = [Text(f"{summary.tasks} tasks, {summary.attempts} attempts. " + (
+    blocks: list[Block] = [*_headline(summary), Text(
+        f"{summary.tasks} tasks, {summary.attempts} attempts. " + (
         f"Models used by this audit: {', '.join(summary.models_used)}." if summary.models_used
         else "Ran offline: no model was called."))]
     if summary.skipped:
@@ -83,42 +162,72 @@ def _overview(summary: AuditSummary) -> Section:
     return Section(f"Audit of {summary.benchmark or 'recorded runs'}", blocks)
 
 
+OPTION_NAMES = {"as_graded": "as graded", "without_defective": "without defective",
+                "without_defective_or_ambiguous": "without defective or ambiguous",
+                "ambiguous_as_pass": "ambiguous as pass", "achievable": "achievable",
+                "without_flagged": "without flagged"}
+REVIEW_OPTIONS = {"without_defective", "without_defective_or_ambiguous", "ambiguous_as_pass"}
+
+
+def _merged(rows: list[tuple[str, list[str], list[str]]]) -> list[tuple[list[str], list[str],
+                                                                       list[str]]]:
+    """Rows (option, key, cells) -> (options, key, cells): the options of one key that give
+    the same cells become one row (with no reviews yet, the review options equal as graded)."""
+    grouped: dict[tuple[tuple[str, ...], tuple[str, ...]], list[str]] = {}
+    for option, key, cells in rows:
+        grouped.setdefault((tuple(key), tuple(cells)), []).append(option)
+    ordered = sorted(grouped.items(), key=lambda item: item[0][0])
+    return [(options, list(key), list(cells)) for (key, cells), options in ordered]
+
+
+def _option_label(options: list[str]) -> str:
+    return " = ".join(f"`{o}`" for o in options)
+
+
 def _score_sections(summary: AuditSummary) -> list[Section]:
     stats = summary.statistics
     a = summary.achievable
-    rows = [[s.option, s.model, s.variant, s.grader, str(s.tasks), interval(s.pass_at_1),
-             f"{s.k}: {interval(s.pass_at_k)} / {interval(s.pass_hat_k)}" if s.k else "n/a",
-             interval(s.criterion_score)] for s in stats.scores]
-    plot = Plot("intervals", "pass@1 with 95% bootstrap interval, by rescoring option",
-                {f"{s.variant} ({s.grader}) · {s.option}": (s.pass_at_1.estimate,
-                                                            s.pass_at_1.low, s.pass_at_1.high)
-                 for s in stats.scores if s.pass_at_1.estimate is not None})
-    gaps = [[g.option, g.grader, g.a, g.b, str(g.difference.n), interval(g.difference)]
-            for g in stats.gaps]
+    merged = _merged([(s.option, [s.model, s.variant, s.grader],
+                       [str(s.tasks), interval(s.pass_at_1),
+                        f"{s.k}: {interval(s.pass_at_k)} / {interval(s.pass_hat_k)}" if s.k
+                        else "n/a", interval(s.criterion_score)]) for s in stats.scores])
+    estimates = {(s.option, s.model, s.variant, s.grader): s.pass_at_1 for s in stats.scores}
+    series: dict[str, tuple[float, float, float]] = {}
+    groups: dict[str, str] = {}
+    for options, key, _ in merged:
+        i = estimates[(options[0], *key)]
+        if i.estimate is None:
+            continue
+        label = f"{key[1]} · {OPTION_NAMES.get(options[0], options[0])}" + (
+            f" (+{len(options) - 1} same)" if len(options) > 1 else "")
+        series[label] = (i.estimate, i.low or i.estimate, i.high or i.estimate)
+        groups[label] = ("as graded" if "as_graded" in options else
+                         "after review" if REVIEW_OPTIONS & set(options) else "automatic")
+    gaps = _merged([(g.option, [g.grader, g.a, g.b], [str(g.difference.n),
+                                                      interval(g.difference)])
+                    for g in stats.gaps])
     return [
-        Section("Scores as graded", [_scores(summary.scores), Text(
-            "pass@1 is the mean over tasks of the share of graded attempts that pass every "
-            "criterion; unavailable attempts are not counted as failures.")]),
+        Section("Scores as graded", [_scores(summary.scores)]),
         Section("Scores under each rescoring option", [
             Bullets([f"`{k}`: {v}" for k, v in stats.options.items()]),
-            Table(["option", "model", "variant", "grader", "tasks", "pass@1 [95% CI]",
-                   "k: pass@k / pass^k", "mean criterion score"], rows),
-            plot,
-            Text(f"Intervals resample tasks ({stats.seed} is the bootstrap seed). "
-                 f"{a.tasks} of {summary.tasks} tasks are achievable (the gold does not fail and "
-                 f"an empty answer or refusal does not pass); {a.certified} of them certified."),
+            Text("Options that give the same numbers for a model share a row."),
+            Table(["options", "model", "variant", "grader", "tasks", "pass@1 [95% CI]",
+                   "k: pass@k / pass^k", "mean criterion score"],
+                  [[_option_label(o), *k, *c] for o, k, c in merged]),
+            Plot("intervals", "pass@1 with 95% bootstrap interval, by rescoring option "
+                 "(grey: as graded; blue: automatic; green: after review)", series, groups),
+            Text(f"{stats.seed} is the bootstrap seed."),
             Bullets([f"excluded from the achievable tasks, {why}: {len(ids)}"
                      for why, ids in a.excluded.items() if ids])]),
         Section("Outcomes per task and model", [
             Table(["model", "variant", "grader", "pass", "fail", "unavailable",
-                   "unavailable rate"],
+                   "unavailable rate", "unachievable"],
                   [[o.model, o.variant, o.grader, str(o.counts["pass"]), str(o.counts["fail"]),
-                    str(o.counts["unavailable"]), pct(o.unavailable_rate)]
-                   for o in summary.task_outcomes]),
-            Text("A task is unavailable for a model when its gold fails, an empty answer or "
-                 "refusal passes it, or the model has no graded attempt on it.")]),
+                    str(o.counts["unavailable"]), pct(o.unavailable_rate),
+                    str(o.counts["unachievable"])] for o in summary.task_outcomes])]),
         Section("Gaps between models (paired over the same tasks)", [
-            Table(["option", "grader", "a", "b", "tasks", "a - b in pass@1 [95% CI]"], gaps)
+            Table(["options", "grader", "a", "b", "tasks", "a - b in pass@1 [95% CI]"],
+                  [[_option_label(o), *k, *c] for o, k, c in gaps])
             if gaps else Text("Only one model and variant: no gap to compare.")]),
     ]
 
@@ -159,6 +268,52 @@ def _precision_section(summary: AuditSummary) -> Section:
                 str(r.false_alarms), str(r.disputed), interval(r.precision)] for r in rows])])
 
 
+def _threshold_rows(sensitivity: dict[str, dict[str, int]], categories: list[str]
+                    ) -> list[list[str]]:
+    """One row per run of consecutive thresholds with the same partition ("0.3 to 0.7")."""
+    runs: list[tuple[list[str], list[str]]] = []
+    for threshold, counts in sensitivity.items():
+        cells = [str(counts[c]) for c in categories]
+        if runs and runs[-1][1] == cells:
+            runs[-1][0].append(threshold)
+        else:
+            runs.append(([threshold], cells))
+    return [[t[0] if len(t) == 1 else f"{t[0]} to {t[-1]}", *cells] for t, cells in runs]
+
+
+def _tasks_section(summary: AuditSummary, findings: list[Finding], tasks: dict[str, Task]
+                   ) -> Section:
+    """Per task: each model's outcome, the top finding, the review label, disputed or not."""
+    grader = summary.failure_split.grader
+    outcomes = [o for o in summary.task_outcomes if o.grader == grader]
+    excluded = {t: why for why, ids in summary.achievable.excluded.items() for t in ids}
+    top: dict[str, Finding] = {}
+    for f in sorted(findings, key=lambda f: SEVERITY_ORDER[f.severity]):
+        if f.task_id and f.severity != "info":
+            top.setdefault(f.task_id, f)
+    rows = []
+    for task_id, name in sorted(summary.task_names.items(), key=lambda item: item[1]):
+        f = top.get(task_id)
+        rows.append([
+            name, ", ".join(f"{o.variant} {o.tasks.get(task_id, '-')}" for o in outcomes),
+            f"unachievable ({excluded[task_id]})" if task_id in excluded else "achievable",
+            f"{f.severity}: `{f.check}`, {_short(readable(f.message, tasks.get(task_id)))}"
+            if f else "none",
+            summary.review_labels.get(task_id, "not reviewed").replace("_", " "),
+            "disputed" if task_id in summary.disputed_tasks else ""])
+    disputed = ", ".join(summary.task_names.get(t, t) for t in summary.disputed_tasks)
+    return Section("Tasks", [
+        Text(f"Each task's outcome per model as graded by `{grader}`, its worst finding and "
+             "its review label (the reviewers' majority). "
+             + (f"Disputed between reviewers: {disputed}." if disputed
+                else "No task is disputed between reviewers.")),
+        Table(["task", "outcome", "achievable", "top finding", "review", "disputed"], rows)])
+
+
+def _short(text: str, limit: int = 140) -> str:
+    return text if len(text) <= limit else text[:limit].rsplit(" ", 1)[0] + " ..."
+
+
 def _checks_sections(summary: AuditSummary) -> list[Section]:
     code = summary.code_checker
     sections = [Section("Numeric criteria checked in code", [
@@ -182,8 +337,9 @@ def _checks_sections(summary: AuditSummary) -> list[Section]:
         Table(["category", "tasks"], [[c, str(n)] for c, n in s.partition.items()]),
         Plot("bars", "Validity partition", {c: (float(n), float(n), float(n))
                                             for c, n in s.partition.items()}),
-        Table(["threshold", *s.partition], [[t, *(str(counts[c]) for c in s.partition)]
-                                            for t, counts in s.sensitivity.items()])]))
+        Text("The partition at other infra-limited thresholds (thresholds that give the same "
+             "partition share a row):"),
+        Table(["thresholds", *s.partition], _threshold_rows(s.sensitivity, list(s.partition)))]))
     effort = [e for e in summary.statistics.effort if e.fewest_output_tokens is not None]
     if effort:
         sections.append(Section("Effort: fewest output tokens among passing attempts", [Table(
@@ -193,7 +349,8 @@ def _checks_sections(summary: AuditSummary) -> list[Section]:
     return sections
 
 
-def _findings_section(summary: AuditSummary, findings: list[Finding]) -> Section:
+def _findings_section(summary: AuditSummary, findings: list[Finding], tasks: dict[str, Task]
+                      ) -> Section:
     counts = summary.findings.by_severity
     shown = sorted((f for f in findings if f.severity != "info"),
                    key=lambda f: (SEVERITY_ORDER[f.severity], f.task_id or "", f.check))
@@ -203,14 +360,23 @@ def _findings_section(summary: AuditSummary, findings: list[Finding]) -> Section
         blocks.append(Table(["severity", "task", "review", "criterion", "check", "problem"],
                             [[f.severity, summary.task_names.get(f.task_id or "", f.task_id or ""),
                               summary.review_labels.get(f.task_id or "", "not reviewed"),
-                              f.criterion_id or "", f"`{f.check}`", f.message] for f in shown]))
+                              _short(criterion_title(tasks[f.task_id], f.criterion_id), 80)
+                              if f.task_id in tasks else f.criterion_id or "",
+                              f"`{f.check}`", readable(f.message, tasks.get(f.task_id or ""))]
+                             for f in shown]))
     return Section("Flagged tasks and findings", blocks)
 
 
-def build_document(summary: AuditSummary, findings: list[Finding]) -> list[Section]:
+def build_document(summary: AuditSummary, findings: list[Finding], tasks: dict[str, Task]
+                   ) -> list[Section]:
     unavailable = [Section("Unavailable attempts", [Bullets(
-        [f"`{u.attempt}`: {u.reason}" for u in summary.unavailable])])] \
+        [f"{_readable_attempt(u.attempt, tasks)}: {u.reason}" for u in summary.unavailable])])] \
         if summary.unavailable else []
-    return [_overview(summary), *_score_sections(summary), *unavailable, _review_section(summary),
-            _precision_section(summary), *_checks_sections(summary),
-            _findings_section(summary, findings)]
+    return [_overview(summary), *_score_sections(summary), _tasks_section(summary, findings, tasks),
+            *unavailable, _review_section(summary), _precision_section(summary),
+            *_checks_sections(summary), _findings_section(summary, findings, tasks)]
+
+
+def _readable_attempt(attempt_id: str, tasks: dict[str, Task]) -> str:
+    """ "cirrus-2/nordlys_03/2" for "cirrus-2/task_6bce.../2"."""
+    return "/".join(tasks[part].name if part in tasks else part for part in attempt_id.split("/"))

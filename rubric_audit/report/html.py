@@ -10,28 +10,38 @@ import html
 import io
 import re
 
-from rubric_audit.model import Finding
-from rubric_audit.report.document import Bullets, Plot, Table, Text, build_document
+from rubric_audit.model import Finding, Task
+from rubric_audit.report.document import Bullets, Plot, Row, Table, Text, build_document
 from rubric_audit.report.summary import AuditSummary
 
 STYLE = """
-body { font-family: system-ui, -apple-system, sans-serif; margin: 2rem auto; max-width: 72rem;
+body { font-family: system-ui, -apple-system, sans-serif; margin: 1.2rem auto; max-width: 80rem;
        padding: 0 1rem; color: #1d2430; line-height: 1.45; }
-h1 { font-size: 1.6rem; } h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #ddd; }
-table { border-collapse: collapse; margin: 0.6rem 0 1rem; font-size: 0.88rem; }
+h1 { font-size: 1.5rem; margin: 0 0 0.5rem; }
+h2 { font-size: 1.2rem; margin-top: 2rem; border-bottom: 1px solid #ddd; }
+p, li, td, th { overflow-wrap: break-word; }
+table { border-collapse: collapse; margin: 0.6rem 0 1rem; font-size: 0.88rem; display: block;
+        max-width: 100%; overflow-x: auto; }
 th, td { border: 1px solid #d6dae0; padding: 0.25rem 0.5rem; text-align: left; vertical-align: top; }
 th { background: #f3f5f8; }
 code { background: #f3f5f8; padding: 0 0.2rem; border-radius: 3px; }
-figure { margin: 1rem 0; } figcaption { font-size: 0.85rem; color: #555; }
+figure { margin: 0.6rem 0; } figcaption { font-size: 0.85rem; color: #555; }
+figure svg { max-width: 100%; height: auto; }
+.row { display: flex; flex-wrap: wrap; gap: 1rem; } .row figure { flex: 1 1 28rem; min-width: 0; }
 """
+GROUP_COLOURS = {"as graded": "#6b7280", "automatic": "#2b6cb0", "after review": "#2f855a",
+                 "unreviewed": "#b7791f", "": "#2b6cb0"}
+FONT_SIZE = 10  # points, at the figure's own width: about the page's body size once placed
 
 
 def _inline(text: str) -> str:
-    """Escape text, then show `code` spans."""
-    return re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+    """Escape text, then show `code` spans and *emphasis*."""
+    escaped = re.sub(r"`([^`]+)`", r"<code>\1</code>", html.escape(text))
+    escaped = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", escaped)
+    return re.sub(r"(?<![\w*])\*([^*]+)\*(?![\w*])", r"<em>\1</em>", escaped)
 
 
-def _svg(plot: Plot) -> str:
+def _svg(plot: Plot, width: float = 8.0) -> str:
     import matplotlib
 
     matplotlib.use("Agg")
@@ -39,21 +49,29 @@ def _svg(plot: Plot) -> str:
 
     matplotlib.rcParams["svg.hashsalt"] = "rubric-audit"
     matplotlib.rcParams["svg.fonttype"] = "none"
+    matplotlib.rcParams["font.size"] = FONT_SIZE
     labels = list(plot.series)
-    height = max(1.8, 0.28 * len(labels) + 0.8)
-    fig, ax = plt.subplots(figsize=(8, height))
+    height = max(1.6, 0.32 * len(labels) + (1.2 if plot.legend and plot.groups else 0.9))
+    fig, ax = plt.subplots(figsize=(width, height))
     values = [plot.series[k][0] for k in labels]
-    positions = range(len(labels))
+    positions = list(range(len(labels)))
     if plot.kind == "intervals":
-        low = [v - plot.series[k][1] for k, v in zip(labels, values, strict=True)]
-        high = [plot.series[k][2] - v for k, v in zip(labels, values, strict=True)]
-        ax.errorbar(values, positions, xerr=[low, high], fmt="o", color="#2b6cb0", capsize=3)
+        for group in dict.fromkeys(plot.groups.get(k, "") for k in labels):
+            mine = [i for i, k in enumerate(labels) if plot.groups.get(k, "") == group]
+            ax.errorbar([values[i] for i in mine], mine,
+                        xerr=[[values[i] - plot.series[labels[i]][1] for i in mine],
+                              [plot.series[labels[i]][2] - values[i] for i in mine]],
+                        fmt="o", color=GROUP_COLOURS.get(group, "#2b6cb0"), capsize=3,
+                        label=group or None)
         ax.set_xlim(0, 1)
-        ax.set_xlabel("pass@1")
+        ax.set_xlabel(plot.xlabel)
+        if plot.legend and len(set(plot.groups.values())) > 1:
+            ax.legend(loc="upper center", bbox_to_anchor=(0.5, -0.3), ncol=3,
+                      fontsize=FONT_SIZE - 1, frameon=False)
     else:
         ax.barh(positions, values, color="#2b6cb0")
         ax.set_xlabel("tasks")
-    ax.set_yticks(list(positions), labels, fontsize=7)
+    ax.set_yticks(positions, labels)
     ax.invert_yaxis()
     ax.grid(axis="x", alpha=0.3)
     fig.tight_layout()
@@ -64,9 +82,14 @@ def _svg(plot: Plot) -> str:
     return svg[svg.index("<svg"):]
 
 
-def render_html(summary: AuditSummary, findings: list[Finding]) -> str:
+def _figure(plot: Plot, width: float = 8.0) -> str:
+    return (f"<figure>{_svg(plot, width)}<figcaption>{_inline(plot.title)}</figcaption>"
+            f"</figure>")
+
+
+def render_html(summary: AuditSummary, findings: list[Finding], tasks: dict[str, Task]) -> str:
     body: list[str] = []
-    for number, section in enumerate(build_document(summary, findings)):
+    for number, section in enumerate(build_document(summary, findings, tasks)):
         tag = "h1" if number == 0 else "h2"
         body.append(f"<{tag}>{_inline(section.title)}</{tag}>")
         for block in section.blocks:
@@ -81,8 +104,10 @@ def render_html(summary: AuditSummary, findings: list[Finding]) -> str:
                                for row in block.rows)
                 body.append(f"<table><thead><tr>{head}</tr></thead><tbody>{rows}</tbody></table>")
             elif isinstance(block, Plot) and block.series:
-                body.append(f"<figure>{_svg(block)}<figcaption>{_inline(block.title)}"
-                            f"</figcaption></figure>")
+                body.append(_figure(block))
+            elif isinstance(block, Row):
+                body.append('<div class="row">' + "".join(
+                    _figure(p, 6.0) for p in block.plots if p.series) + "</div>")
     title = html.escape(f"rubric-audit: {summary.benchmark or 'recorded runs'}")
     return (f"<!DOCTYPE html>\n<html lang=\"en\"><head><meta charset=\"utf-8\">"
             f"<meta name=\"viewport\" content=\"width=device-width, initial-scale=1\">"

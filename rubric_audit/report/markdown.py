@@ -2,8 +2,8 @@
 
 from __future__ import annotations
 
-from rubric_audit.model import Finding
-from rubric_audit.report.document import Bullets, Plot, Table, Text, build_document
+from rubric_audit.model import Finding, Task
+from rubric_audit.report.document import Bullets, Plot, Row, Table, Text, build_document
 from rubric_audit.report.summary import AuditSummary
 
 
@@ -11,9 +11,9 @@ def _cell(text: str) -> str:
     return text.replace("|", "\\|").replace("\n", " ")
 
 
-def render_markdown(summary: AuditSummary, findings: list[Finding]) -> str:
+def render_markdown(summary: AuditSummary, findings: list[Finding], tasks: dict[str, Task]) -> str:
     lines: list[str] = []
-    for number, section in enumerate(build_document(summary, findings)):
+    for number, section in enumerate(build_document(summary, findings, tasks)):
         lines += [f"{'#' if number == 0 else '##'} {section.title}", ""]
         for block in section.blocks:
             if isinstance(block, Text):
@@ -25,7 +25,7 @@ def render_markdown(summary: AuditSummary, findings: list[Finding]) -> str:
                           "|" + "---|" * len(block.header)]
                 lines += ["| " + " | ".join(_cell(c) for c in row) + " |" for row in block.rows]
                 lines.append("")
-            elif isinstance(block, Plot):
-                continue  # markdown shows the same numbers in the table beside the plot
+            elif isinstance(block, Plot | Row):
+                continue  # markdown shows the same numbers in the text or table beside it
     return "\n".join(lines).rstrip() + "\n" if lines else ""
 

@@ -13,7 +13,7 @@ from rubric_audit.checks.controls import Control, control_outcome
 from rubric_audit.checks.screen import Screen, gather, screen
 from rubric_audit.model import Attempt, CriterionGrade, Finding, Task
 from rubric_audit.report.statistics import Statistics, build_statistics, per_task
-from rubric_audit.reviews import consensus, current_labels
+from rubric_audit.reviews import FAILURE_LABELS, consensus, current_labels
 from rubric_audit.scores import VariantScore, score_variants
 from rubric_audit.stats import Interval, proportion
 from rubric_audit.store import AuditStore, ControlGrade
@@ -67,9 +67,10 @@ class Achievable(BaseModel):
 
 
 class TaskOutcomes(BaseModel):
-    """Per model and variant: each task's outcome. A task is unavailable when its gold fails,
-    its null passes, or it has no graded attempt; else it passes when at least half of its
-    graded attempts pass."""
+    """Per model and variant: each task's outcome as graded. A task passes when at least half
+    of its graded attempts pass, fails otherwise, and is unavailable when it has no graded
+    attempt (every attempt crashed or was never graded). `counts` also gives how many tasks are
+    unachievable (excluded from the achievable tasks), whatever their outcome."""
 
     model: str
     variant: str
@@ -77,6 +78,16 @@ class TaskOutcomes(BaseModel):
     counts: dict[str, int]
     unavailable_rate: float | None
     tasks: dict[str, str]
+
+
+class FailureSplit(BaseModel):
+    """Where the failures went: failed (task, model) outcomes as graded, by the reviewers'
+    label for the task, each share with its Wilson interval."""
+
+    grader: str
+    failures: int
+    groups: dict[str, Interval]
+    unreviewed_unachievable: int
 
 
 class AuditSummary(BaseModel):
@@ -94,7 +105,9 @@ class AuditSummary(BaseModel):
     scores: list[VariantScore]
     achievable: Achievable
     task_outcomes: list[TaskOutcomes]
+    failure_split: FailureSplit
     review_labels: dict[str, str]
+    disputed_tasks: list[str]
     unavailable: list[UnavailableAttempt]
     code_checker: CodeChecker
     controls: list[ControlCounts]
@@ -202,10 +215,7 @@ def _achievable(tasks: list[Task], attempts: list[Attempt], grades: list[Criteri
 
 
 def _task_outcomes(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGrade],
-                   graders: list[str], gold: dict[str, str], null: dict[str, str]
-                   ) -> list[TaskOutcomes]:
-    broken = {t for t, o in gold.items() if o == "fail"} | {t for t, o in null.items()
-                                                            if o == "pass"}
+                   graders: list[str], unachievable: set[str]) -> list[TaskOutcomes]:
     by_id = {t.id: t for t in tasks}
     variants = sorted({(a.model, a.variant) for a in attempts if a.task_id in by_id})
     out = []
@@ -213,15 +223,31 @@ def _task_outcomes(tasks: list[Task], attempts: list[Attempt], grades: list[Crit
         table = per_task(by_id, attempts, grades, grader)
         for key in variants:
             rows = table.get(key, {})
-            outcome = {t: "unavailable" if t in broken or t not in rows
+            outcome = {t: "unavailable" if t not in rows
                        else "pass" if rows[t][1] / rows[t][0] >= 0.5 else "fail"
                        for t in sorted(by_id)}
             counts = {o: sum(v == o for v in outcome.values())
                       for o in ("pass", "fail", "unavailable")}
+            counts["unachievable"] = len(unachievable & set(outcome))
             out.append(TaskOutcomes(model=key[0], variant=key[1], grader=grader, counts=counts,
                                     unavailable_rate=counts["unavailable"] / len(outcome)
                                     if outcome else None, tasks=outcome))
     return out
+
+
+def _failure_split(outcomes: list[TaskOutcomes], labels: dict[str, str],
+                   unachievable: set[str]) -> FailureSplit:
+    """Failed (task, model) outcomes of the first grader (recorded if present), by label."""
+    grader = min((o.grader for o in outcomes), key=lambda g: (g != "recorded", g), default="")
+    failed = [t for o in outcomes if o.grader == grader for t, v in o.tasks.items()
+              if v == "fail"]
+    groups = [labels.get(t) if labels.get(t) in FAILURE_LABELS else "unreviewed" for t in failed]
+    return FailureSplit(grader=grader, failures=len(failed),
+                        groups={g: proportion(groups.count(g), len(failed))
+                                for g in (*FAILURE_LABELS, "unreviewed")},
+                        unreviewed_unachievable=sum(
+                            1 for t, g in zip(failed, groups, strict=True)
+                            if g == "unreviewed" and t in unachievable))
 
 
 def _alarms(tasks: list[Task], controls: list[Control], grades: list[ControlGrade]) -> list[str]:
@@ -258,6 +284,9 @@ def build_summary(store: AuditStore, threshold: float = 0.5,
     achievable = _achievable(tasks, attempts, grades, graders, gold, null)
     excluded = {t for ids in achievable.excluded.values() for t in ids}
     achievable_ids = {t.id for t in tasks} - excluded
+    outcomes = _task_outcomes(tasks, attempts, grades, graders, excluded)
+    current = current_labels(store.reviews())
+    labels = {t: label for t, by in current.items() if (label := consensus(by))}
     evidence = gather(tasks, attempts, grades, findings, gold, null, screen_grader)
     return AuditSummary(
         tool_version=__version__,
@@ -272,9 +301,11 @@ def build_summary(store: AuditStore, threshold: float = 0.5,
         scores=[s for grader in graders for s in score_variants(tasks, attempts, grades, grader)
                 if s.tasks_scored],
         achievable=achievable,
-        task_outcomes=_task_outcomes(tasks, attempts, grades, graders, gold, null),
-        review_labels={t: label for t, by in current_labels(store.reviews()).items()
-                       if (label := consensus(by))},
+        task_outcomes=outcomes,
+        failure_split=_failure_split(outcomes, labels, excluded),
+        review_labels=labels,
+        disputed_tasks=sorted(t for t, by in current.items()
+                              if len({r.label for r in by.values()}) > 1),
         unavailable=_unavailable(attempts),
         code_checker=_code_checker(grades),
         controls=_control_counts(controls, graded),
