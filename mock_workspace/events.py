@@ -32,7 +32,7 @@ def _expanded(e: CalendarEvent, begin: datetime | None, finish: datetime) -> lis
         length = datetime.fromisoformat(e.end) - first if e.end else None
         if first.tzinfo is None:  # floating or all-day: compare wall-clock times
             begin, finish = (d.replace(tzinfo=None) if d else d for d in (begin, finish))
-        rule = rrulestr("\n".join(e.recurrence), forceset=True)
+        rule = rrulestr("\n".join(e.recurrence), forceset=True, dtstart=first)
         starts = [s for s in itertools.takewhile(lambda s: s <= finish,
                                                  itertools.islice(rule, MAX_SCANNED))
                   if begin is None or s >= begin]
@@ -95,6 +95,10 @@ class Calendar:
         unknown = sorted(set(changes) - set(EDITABLE))
         if unknown:
             raise WorkspaceError(f"cannot change {unknown}; editable fields: {list(EDITABLE)}")
+        if "start" in changes and changes["start"] != event.start:
+            # The series now starts where the agent moved it: its rule counts from the new start.
+            changes = {**changes, "recurrence": [line for line in event.recurrence
+                                                 if not line.startswith("DTSTART")]}
         updated = event.model_copy(update=changes)
         _check_times(updated.start, updated.end)
         self.events[uid] = CalendarEvent.model_validate(updated.model_dump())

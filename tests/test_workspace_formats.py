@@ -101,6 +101,12 @@ async def test_events_given_by_duration_and_rrule_are_read(tmp_path: Path) -> No
             [series] = [e for e in once["items"] if e["uid"] == "standup@firm.test"]
             assert series["start"] == "2025-03-17T09:00:00+01:00"
             assert "RRULE:FREQ=WEEKLY;COUNT=4;BYDAY=MO" in series["recurrence"]
+            await ok(c, "calendar_update", uid="standup@firm.test",
+                     start="2025-03-17T10:00:00+01:00", end="2025-03-17T10:15:00+01:00")
+            moved = await ok(c, "calendar_list", start="2025-03-01T00:00:00+00:00",
+                             end="2025-03-30T00:00:00+00:00")
+            assert [e["start"] for e in moved["items"] if e["uid"] == "standup@firm.test"] == [
+                "2025-03-17T10:00:00+01:00", "2025-03-24T10:00:00+01:00"], "the series moved"
 
 
 async def test_unknown_arguments_are_refused_by_every_tool() -> None:
