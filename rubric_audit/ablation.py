@@ -35,6 +35,10 @@ class Ablation(BaseModel):
     b: Arm
     difference: Interval
     seed: int
+    warning: str | None = None
+
+
+SMALL_N = 10  # fewer compared tasks than this: the bootstrap intervals say little
 
 
 def _per_task(runs: RecordedRuns, tasks: dict[str, Task], grader: str) -> dict[str, float]:
@@ -53,9 +57,12 @@ def _per_task(runs: RecordedRuns, tasks: dict[str, Task], grader: str) -> dict[s
 
 def _arm(name: str, runs: RecordedRuns, per_task: dict[str, float], common: list[str],
          seed: int) -> Arm:
-    opened = [apps_opened(a) for a in runs.attempts if a.trajectory and a.trajectory.steps]
-    return Arm(name=name, attempts=len(runs.attempts),
-               graded=sum(a.state == "graded" for a in runs.attempts),
+    """One arm over the compared tasks only: its attempts, pass@1 and apps opened."""
+    chosen = set(common)
+    attempts = [a for a in runs.attempts if a.task_id in chosen]
+    opened = [apps_opened(a) for a in attempts if a.trajectory and a.trajectory.steps]
+    return Arm(name=name, attempts=len(attempts),
+               graded=sum(a.state == "graded" for a in attempts),
                pass_at_1=mean_interval([per_task[t] for t in common], seed),
                opened={app: sum(app in o for o in opened) / len(opened) if opened else 0.0
                        for app in APPS})
@@ -75,4 +82,7 @@ def compare(path_a: Path, path_b: Path, tasks: dict[str, Task] | None = None,
                     a=_arm(path_a.name, runs_a, per_a, common, seed),
                     b=_arm(path_b.name, runs_b, per_b, common, seed),
                     difference=paired_difference([per_a[t] for t in common],
-                                                 [per_b[t] for t in common], seed), seed=seed)
+                                                 [per_b[t] for t in common], seed), seed=seed,
+                    warning=f"only {len(common)} tasks: with so few, a bootstrap interval (even "
+                            f"[100%, 100%]) only says every resample of these tasks agreed, not "
+                            f"that the arms would" if len(common) < SMALL_N else None)

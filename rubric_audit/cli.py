@@ -394,7 +394,14 @@ def regold_command(
 ) -> None:
     """Recompute criterion values from the task's workbook, beside what criteria and gold state."""
     from rubric_audit.load.benchmark import load_benchmark
-    from rubric_audit.regold import RecipeError, load_recipe, recipe_path, recompute, regold_all
+    from rubric_audit.regold import (
+        RecipeError,
+        applied_overrides,
+        load_recipe,
+        recipe_path,
+        recompute,
+        regold_all,
+    )
 
     benchmark = load_benchmark(bench)
     if all_:
@@ -447,8 +454,8 @@ def regold_command(
                       "" if r.criterion_value is None else f"{r.criterion_value:,.6g}",
                       ", ".join(f"{v:,.6g}" for v in r.gold_values), tolerance, verdict)
     out.print(table)
-    for o in recipe.override:
-        out.print(f"override {o.cell} = {o.value}  [dim]({escape(o.source)})[/]")
+    for ref, value, source in applied_overrides(recipe, extra):
+        out.print(f"override {escape(ref)} = {escape(str(value))}  [dim]({escape(source)})[/]")
 
 
 @app.command("export")
@@ -518,6 +525,8 @@ def ablate_command(
     d = result.difference
     out.print(f"A - B in pass@1: {pct(d.estimate)} [{pct(d.low)}, {pct(d.high)}] "
               f"({d.method}, seed {result.seed}).")
+    if result.warning:
+        out.print(f"[yellow]Warning:[/yellow] {escape(result.warning)}.")
 
 
 def _message_dependent(benchmark) -> set[str]:

@@ -116,6 +116,18 @@ def _cell_key(ref: str) -> str:
     return f"{sheet.strip(chr(39))}!{cell.replace('$', '').upper()}"
 
 
+def applied_overrides(recipe: Recipe, extra: dict[str, float | str] | None = None
+                      ) -> list[tuple[str, Any, str]]:
+    """(cell, value, where it came from) of every override a recomputation applies; a cell
+    given with --set replaces the recipe's override of the same cell."""
+    applied = {_cell_key(o.cell): (o.cell, o.value, o.source) for o in recipe.override}
+    for ref, value in (extra or {}).items():
+        replaced = applied.get(_cell_key(ref))
+        applied[_cell_key(ref)] = (ref, value, "--set" + (
+            f", instead of the recipe's {replaced[1]}" if replaced else ""))
+    return list(applied.values())
+
+
 def evaluate_expression(expr: str, values: dict[str, Any]) -> float:
     """Arithmetic over cell references and sum(Sheet!A1:A9); nothing else is allowed."""
     names: dict[str, float] = {}
@@ -182,8 +194,8 @@ def recompute(bench: Benchmark, task: Task, recipe: Recipe, path: Path,
     if data is None:
         raise RecipeError(path, _line_of(path, recipe.workbook),
                           f"workbook {recipe.workbook} is not in the task's world")
-    overrides: dict[str, Any] = {_cell_key(o.cell): o.value for o in recipe.override}
-    overrides.update({_cell_key(k): v for k, v in (extra or {}).items()})
+    overrides: dict[str, Any] = {_cell_key(cell): value
+                                 for cell, value, _ in applied_overrides(recipe, extra)}
     try:
         values = {c.ref: c.value for c in workbook_cells(data, overrides)}
     except WorkbookError as exc:

@@ -112,3 +112,15 @@ def test_frames_and_export(tmp_path: Path) -> None:
     assert all(isinstance(e, dict) for e in evidence), "evidence is JSON, not a Python repr"
     bad = CliRunner().invoke(app, ["export", str(out), "--format", "xml"])
     assert bad.exit_code == 2
+
+
+def test_messages_only_counts_only_those_tasks_and_warns_on_small_n() -> None:
+    runs = SAMPLE / "runs"
+    result = CliRunner().invoke(app, ["ablate", str(SAMPLE), "--compare", str(runs / "atlas-1"),
+                                      str(runs / "cirrus-2"), "--messages-only"])
+    assert result.exit_code == 0, result.output
+    assert "Ablation over 4 tasks" in result.output
+    assert "│ atlas-1  │ 8        │ 8      │" in result.output, "2 attempts on each of 4 tasks"
+    assert "Warning: only 4 tasks" in result.output
+    everything = compare(runs / "atlas-1", runs / "cirrus-2")
+    assert (everything.tasks, everything.a.attempts, everything.warning) == (20, 40, None)

@@ -125,6 +125,10 @@ def test_regold_command(tmp_path: Path) -> None:
     what_if = runner.invoke(app, ["regold", str(SAMPLE), "nordlys_06", "--set",
                                   "Assumptions!B11=420", "--cell", "DCF!B18"])
     assert what_if.exit_code == 0 and "48.5008" in what_if.stdout and "2,360.03" in what_if.stdout
+    replaced = runner.invoke(app, ["regold", str(SAMPLE), "nordlys_02", "--set",
+                                   "Assumptions!B9=0.085"])
+    assert "override Assumptions!B9 = 0.085  (--set, instead of the recipe's 0.09)" \
+        in replaced.stdout and "= 0.09 " not in replaced.stdout, "the footer shows what applied"
     every = runner.invoke(app, ["regold", str(SAMPLE), "--all", "--findings",
                                 str(tmp_path / "regold.jsonl")])
     assert every.exit_code == 0 and "gold_recompute_mismatch" in every.stdout
