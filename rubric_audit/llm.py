@@ -263,29 +263,34 @@ async def preflight(config: ModelConfig, option: str) -> None:
                                                     "e.g. openai/gpt-4o-mini") from None
     if missing := _missing_keys(config):
         raise ModelSetupError(config.model, option, f"no credentials: set {' or '.join(missing)}")
+    # One retry at most: the check must answer in seconds (a busy provider gets its second try
+    # after its Retry-After, as the work would).
     probe = config.model_copy(update={"max_output_tokens": 16, "temperature": None,
-                                      "timeout": min(config.timeout, PREFLIGHT_TIMEOUT)})
+                                      "timeout": min(config.timeout, PREFLIGHT_TIMEOUT),
+                                      "retries": min(config.retries, 1)})
     try:
         await complete(probe, [{"role": "user", "content": PREFLIGHT_PROMPT}])
     except ModelUnavailable as exc:
         raise ModelSetupError(config.model, option,
-                              _setup_problem(exc.__cause__ or exc, config, provider)) from None
+                              _setup_problem(exc.__cause__ or exc, probe, provider)) from None
     _CHECKED.add(key)
 
 
 def _setup_problem(exc: BaseException, config: ModelConfig, provider: str) -> str:
     answer = provider_answer(exc)
-    base_setting = f"--api-base or {provider.upper()}_API_BASE"
+    base_variable = f"{provider.upper()}_API_BASE"
+    base_setting = f"--api-base or {base_variable}"
+    base = config.api_base or os.environ.get(base_variable)
+    where = base or f"{provider}'s default endpoint"
     key_setting = " or ".join(_litellm().validate_environment(config.model).get("missing_keys")
                               or []) or f"{provider.upper()}_API_KEY"
     if answer.kind == "unreachable":
-        where = config.api_base or f"{provider}'s default endpoint"
         return f"cannot reach {where}: check {base_setting} (and the network)"
     if answer.status in (401, 403):
         return f"credentials rejected (HTTP {answer.status}): check {key_setting}"
     if answer.status == 404:
-        return (f"the provider at {config.api_base or 'its default endpoint'} does not know this "
-                f"model (HTTP 404): check the model name, or {base_setting}")
+        return (f"the provider at {where} does not know this model (HTTP 404): check the model "
+                f"name, or {base_setting}")
     if answer.transient:
         return f"provider unavailable after {config.retries + 1} tries: {_reason(exc)}"
     return f"the provider refused a one-line test call: {_reason(exc)}"
