@@ -21,7 +21,7 @@ from mock_workspace.files import FileStore
 from mock_workspace.mail import Mailbox
 from rubric_audit.errors import InputError
 from rubric_audit.limits import safe_member_name
-from rubric_audit.load.world import in_world, task_tree, world_contents
+from rubric_audit.load.world import WorldReader
 from rubric_audit.model import Benchmark, Task
 
 MAX_MESSAGE_BYTES = 100_000
@@ -33,14 +33,19 @@ MAX_SESSION_WRITE_BYTES = 20_000_000
 class Session:
     """One agent's private copy of a task world. Use as a context manager."""
 
-    def __init__(self, bench: Benchmark, task: Task) -> None:
+    def __init__(self, bench: Benchmark, task: Task, worlds: WorldReader | None = None) -> None:
+        """`worlds` shares each world's files and parsed mail, calendar and chat between the
+        sessions of a run (the runner's), so a session costs only the copy of its files."""
         self.task_id = task.id
-        with in_world(task):
-            tree = task_tree(bench, task)
-            contents = world_contents(tree, with_text=False)  # corrupt mail/ics/chat raise here
+        worlds = worlds or WorldReader(bench, with_text=False)
+        tree = worlds.tree(task)
+        contents = worlds.contents(task)  # corrupt mail/ics/chat raise here
         self.root = Path(tempfile.mkdtemp(prefix=f"workspace-{task.id[:16]}-"))
         try:
+            # Only the files: mail, calendar and chat are served from memory.
             for rel, data in tree.items():
+                if not rel.startswith("filesystem/"):
+                    continue
                 if safe_member_name(rel) != rel:  # the loaders refuse these; never write one
                     raise InputError(task.world_id, rel, "path leaves the workspace")
                 target = self.root / rel

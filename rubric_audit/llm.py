@@ -104,7 +104,10 @@ _UNPRICED: set[str] = set()
 def _usage(litellm: Any, model: str, response: Any) -> Usage:
     raw = getattr(response, "usage", None)
     cost = None
-    if model not in _UNPRICED:
+    hidden = getattr(response, "_hidden_params", None) or {}
+    if "response_cost" in hidden:  # litellm priced the reply already (None: no known price)
+        cost = None if hidden["response_cost"] is None else float(hidden["response_cost"])
+    elif model not in _UNPRICED:
         try:
             cost = float(litellm.completion_cost(completion_response=response))
         except Exception:  # a model without a price: its cost stays unknown, never a failure

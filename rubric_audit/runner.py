@@ -27,6 +27,7 @@ from pydantic import BaseModel, Field
 from rubric_audit.atomic import staging_folder, write_atomic
 from rubric_audit.errors import InputError
 from rubric_audit.llm import ModelConfig, ModelUnavailable, complete
+from rubric_audit.load.world import WorldReader
 from rubric_audit.model import Benchmark, Task, Usage
 from rubric_audit.variants import Variant
 
@@ -112,6 +113,8 @@ class Runner:
         self.budget = budget
         self.folder = Path(runs) / variant.name
         self._tools: list[dict[str, Any]] | None = None
+        # Each world read and parsed once per process, not once per attempt.
+        self._worlds = WorldReader(bench, with_text=False)
 
     async def _agent_loop(self, task: Task, client: Any, messages: list[dict[str, Any]],
                           result: AttemptResult) -> str | None:
@@ -174,7 +177,7 @@ class Runner:
         answer = None
         started = time.monotonic()
         try:
-            with Session(self.bench, task) as session:
+            with Session(self.bench, task, self._worlds) as session:
                 server = build_server(session, Telemetry(staging / "telemetry.jsonl"))
                 try:
                     with anyio.fail_after(self.budget.timeout):

@@ -213,3 +213,22 @@ def test_rerun_failures_runs_one_more_attempt_on_the_all_fail_tasks(tmp_path: Pa
     assert {f.split("/")[0] for f in folders} == expected
     assert {f.split("/")[1] for f in folders} == {"attempt_1", "attempt_2"}, \
         "each rerun adds one attempt beyond the last"
+
+
+@pytest.mark.parametrize("model", ["openai/gpt-4o-mini", MODEL])
+def test_usage_carries_the_price_litellm_knows(model: str) -> None:
+    """The cost litellm computed with its reply is the one recorded (unknown stays None)."""
+    import litellm
+
+    from rubric_audit.llm import complete
+
+    with FakeOpenAI(lambda body: text("ok")) as server:
+        config = ModelConfig(model=model, api_base=server.url, api_key="sk-test")
+        reply = anyio.run(complete, config, [{"role": "user", "content": "hi"}])
+    if model == MODEL:
+        assert reply.usage.cost is None
+        return
+    expected = litellm.cost_per_token(model=model,
+                                      prompt_tokens=reply.usage.prompt_tokens,
+                                      completion_tokens=reply.usage.completion_tokens)
+    assert reply.usage.cost == pytest.approx(sum(expected)) and reply.usage.cost > 0

@@ -308,14 +308,15 @@ class WorldReader:
 
     def tree(self, task: Task) -> dict[str, bytes]:
         """task_tree, reading the task's world only the first time."""
-        return task_tree(self.bench, task, self._files)
+        with in_world(task):
+            return task_tree(self.bench, task, self._files)
 
     def contents(self, task: Task) -> WorldContents:
         key = (task.world_id, task.overlay)
         if key not in self._contents:
             with in_world(task):
-                self._contents[key] = world_contents(self.tree(task), self.with_text,
-                                                     self._parsed)
+                tree = task_tree(self.bench, task, self._files)
+                self._contents[key] = world_contents(tree, self.with_text, self._parsed)
         return self._contents[key]
 
 
