@@ -6,7 +6,7 @@ import functools
 import sys
 from collections.abc import Callable
 from pathlib import Path
-from typing import Annotated, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
 
 import typer
 from rich.console import Console
@@ -15,6 +15,9 @@ from rich.table import Table
 
 from rubric_audit.errors import InputError
 from rubric_audit.report.document import pct
+
+if TYPE_CHECKING:
+    from rubric_audit.llm import ModelConfig
 
 app = typer.Typer(
     name="rubric-audit",
@@ -361,12 +364,14 @@ def grade_command(
     import anyio
 
     from rubric_audit.judge import grade_runs, judge_slug, load_template
-    from rubric_audit.llm import ModelConfig, ResponseCache, default_cache_path
+    from rubric_audit.llm import ModelConfig, ResponseCache, check_models, default_cache_path
     from rubric_audit.load.benchmark import load_benchmark
 
     template = load_template(judge_template)
     tasks = {t.id: t for t in load_benchmark(bench).tasks} if bench else None
-    summary = anyio.run(grade_runs, runs, ModelConfig(model=judge, api_base=api_base), template,
+    config = ModelConfig(model=judge, api_base=api_base)
+    check_models({"--judge": config})
+    summary = anyio.run(grade_runs, runs, config, template,
                         tasks, ResponseCache(cache or default_cache_path()), concurrency)
     verdicts = ", ".join(f"{v} {k}" for k, v in sorted(summary.verdicts.items())) or "none"
     cost = "unknown" if summary.usage.cost is None else f"${summary.usage.cost:.4f}"
@@ -509,8 +514,13 @@ def ablate_command(
         if not (benchmark and model and sentence and judge and out_dir):
             raise InputError("ablate", None, "give --compare RUNS_A RUNS_B, or BENCH with "
                                              "--model, --sentence, --judge and --out")
-        compare_arms, grader = anyio.run(_run_arms, benchmark, model, sentence, judge, out_dir,
-                                         tasks, attempts, api_base, concurrency), f"judge:{judge}"
+        from rubric_audit.llm import ModelConfig, check_models
+
+        agent, judged_by = (ModelConfig(model=model, api_base=api_base),
+                            ModelConfig(model=judge, api_base=api_base))
+        check_models({"--model": agent, "--judge": judged_by})
+        compare_arms, grader = anyio.run(_run_arms, benchmark, agent, sentence, judged_by, out_dir,
+                                         tasks, attempts, concurrency), f"judge:{judge}"
     result = compare(compare_arms[0], compare_arms[1], known, grader, only)
     table = Table(title=f"Ablation over {result.tasks} tasks ({result.grader} verdicts)")
     for column in ("arm", "attempts", "graded", "pass@1 [95% CI]", "opened mail", "chat",
@@ -537,31 +547,27 @@ def _message_dependent(benchmark) -> set[str]:
             if any(task_depends_on_messages(t, load_task_world(benchmark, t)))}
 
 
-async def _run_arms(benchmark, model: str, sentence: str, judge: str, out_dir: Path,
-                    tasks: str | None, attempts: int, api_base: str | None,
+async def _run_arms(benchmark, agent: ModelConfig, sentence: str, judge: ModelConfig,
+                    out_dir: Path, tasks: str | None, attempts: int,
                     concurrency: int) -> tuple[Path, Path]:
     """Run and judge both arms; returns (the arm with the sentence, the base arm), so that A - B
     is what the sentence does."""
     from rubric_audit.judge import grade_runs, load_template
-    from rubric_audit.llm import ModelConfig, ResponseCache, default_cache_path, preflight
+    from rubric_audit.llm import ResponseCache, default_cache_path
     from rubric_audit.runner import Budget, Runner, select_tasks
     from rubric_audit.variants import claim_variant, make_variant
 
     chosen = select_tasks(benchmark, tasks.split(",") if tasks else None, None, 0)
-    agent, grader = ModelConfig(model=model, api_base=api_base), ModelConfig(model=judge,
-                                                                            api_base=api_base)
-    await preflight(agent, "--model")
-    await preflight(grader, "--judge")
     folders = []
     for added in ([], [sentence]):
-        spec = make_variant(model, None, None, added, [])
+        spec = make_variant(agent.model, None, None, added, [])
         claim_variant(out_dir, spec)
         runner = Runner(benchmark, out_dir, spec, agent, Budget())
         runner.clear_partials()
         todo, _ = runner.plan(chosen, attempts)
         await runner.run(todo, concurrency)
         folders.append(runner.folder)
-    await grade_runs(folders, grader, load_template(None),
+    await grade_runs(folders, judge, load_template(None),
                      {t.id: t for t in benchmark.tasks}, ResponseCache(default_cache_path()),
                      concurrency)
     return folders[1], folders[0]

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from rubric_audit.atomic import write_atomic
 from rubric_audit.errors import InputError
-from rubric_audit.llm import ModelConfig, ModelUnavailable, ResponseCache, preflight, structured
+from rubric_audit.llm import ModelConfig, ModelUnavailable, ResponseCache, structured
 from rubric_audit.load.world import file_text
 from rubric_audit.model import Attempt, Task, Usage
 
@@ -172,15 +172,14 @@ async def grade_runs(run_paths: list[Path], config: ModelConfig, template: Judge
                      concurrency: int) -> GradeSummary:
     """Judge every attempt that ran (the agent did not fail outright) under `run_paths`.
 
-    The judge is checked first (a model that cannot answer stops here, nothing written); an
-    attempt the provider fails on later gets no file, so an earlier grading run is never
-    replaced by a failed one.
+    Callers check the judge first (llm.check_models). An attempt the provider fails on gets no
+    file, so nothing is written when grading fails and an earlier grading run is never replaced
+    by a failed one.
     """
     from rubric_audit.load.runs import load_runs
 
     runs = load_runs(run_paths)
     known = tasks if tasks is not None else runs.tasks
-    await preflight(config, "--judge")
     summary = GradeSummary()
     limiter = anyio.CapacityLimiter(concurrency)
 

@@ -237,9 +237,6 @@ async def complete(config: ModelConfig, messages: list[dict[str, Any]],
                       usage=_usage(litellm, config.model, response))
 
 
-_CHECKED: set[tuple[str, str | None, str | None]] = set()
-
-
 def _missing_keys(config: ModelConfig) -> list[str]:
     """The credentials litellm says the model needs and the environment lacks (base URLs are
     left to the call: most providers have a default)."""
@@ -251,13 +248,7 @@ def _missing_keys(config: ModelConfig) -> list[str]:
 
 async def preflight(config: ModelConfig, option: str) -> None:
     """Check that `config` can answer, with litellm's key check and one tiny real call; raises
-    ModelSetupError naming the model, the option that chose it and the setting to fix.
-
-    A model that passed is not called again in this process.
-    """
-    key = (config.model, config.api_base, config.api_key)
-    if key in _CHECKED:
-        return
+    ModelSetupError naming the model, the option that chose it and the setting to fix."""
     litellm = _litellm()
     try:
         provider = litellm.get_llm_provider(config.model, api_base=config.api_base)[1]
@@ -276,7 +267,6 @@ async def preflight(config: ModelConfig, option: str) -> None:
     except ModelUnavailable as exc:
         raise ModelSetupError(config.model, option,
                               _setup_problem(exc.__cause__ or exc, probe, provider)) from None
-    _CHECKED.add(key)
 
 
 def _setup_problem(exc: BaseException, config: ModelConfig, provider: str) -> str:
@@ -302,8 +292,11 @@ def _setup_problem(exc: BaseException, config: ModelConfig, provider: str) -> st
 def check_models(models: dict[str, ModelConfig]) -> None:
     """Preflight every model a command will use (option name -> config) before it does any work."""
     async def check() -> None:
+        checked: set[tuple[str, str | None, str | None]] = set()
         for option, config in models.items():
-            await preflight(config, option)
+            if (key := (config.model, config.api_base, config.api_key)) not in checked:
+                await preflight(config, option)
+                checked.add(key)
 
     if models:
         anyio.run(check)

@@ -9,14 +9,7 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
-from rubric_audit.llm import (
-    ModelConfig,
-    ModelUnavailable,
-    ResponseCache,
-    default_cache_path,
-    preflight,
-    structured,
-)
+from rubric_audit.llm import ModelConfig, ModelUnavailable, ResponseCache, default_cache_path, structured
 
 if TYPE_CHECKING:
     from tui.data import ReviewData
@@ -51,9 +44,8 @@ def _evidence(data: ReviewData, task_id: str) -> str:
 
 
 async def suggest(data: ReviewData, config: ModelConfig) -> tuple[int, int]:
-    """Suggest a label for every task in the failures and pass-audit queues (after checking the
-    model: one that cannot answer stops here)."""
-    await preflight(config, "--model")
+    """Suggest a label for every task in the failures and pass-audit queues (callers check the
+    model first: llm.check_models)."""
     cache = ResponseCache(default_cache_path())
     stored = data.store.meta("suggestions", {}) or {}
     made = failed = 0

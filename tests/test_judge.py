@@ -91,7 +91,8 @@ def test_second_grade_is_served_from_the_cache(runs: Path, tmp_path: Path) -> No
         grade(runs, server, tmp_path)
         first = len(server.requests)
         again = grade(runs, server, tmp_path)
-        assert len(server.requests) == first, "zero new calls (the judge was checked already)"
+        assert len(server.requests) == first + 1 and is_preflight(server.requests[-1]), \
+            "no new grading call: only the check of the judge"
     assert "(4 from cache), 0 tokens" in again.stdout
 
 
