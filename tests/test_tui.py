@@ -324,10 +324,12 @@ def test_recomputation_is_shown_beside_the_criterion(audited: Path) -> None:
         by_name = {t.name: t.id for t in data.tasks.values()}
         sound = overview(data.details(by_name["nordlys_01"]), [])
         planted = overview(data.details(by_name["nordlys_02"]), [])
+        hedged = overview(data.details(by_name["nordlys_07"]), [])
     finally:
         data.close()
     assert "recomputed from the workbook (DCF!B18):* 2,360.03" in sound and "matches" in sound
     assert "44.2094" in planted and "MISMATCH" in planted
+    assert "| cirrus-2 #1 | recorded: **pass** | ⚠ **fail** (judge passed) |" in hedged
 
 
 async def test_world_viewer_shows_files_sheets_and_mail(out: Path) -> None:
@@ -342,7 +344,9 @@ async def test_world_viewer_shows_files_sheets_and_mail(out: Path) -> None:
         items = app.query_one("#world-items", OptionList)
         labels = [str(items.get_option_at_index(i).prompt) for i in range(items.option_count)]
         shown = {}
-        for wanted in ("file Project_Nordlys/Nordlys_Model.xlsx",
+        assert all(items.get_option_at_index(i).prompt.no_wrap
+                   for i in range(items.option_count)), "names cut at the end, never wrapped"
+        for wanted in ("file Nordlys_Model.xlsx · Project_Nordlys/",
                        "mail Updated net debt at 28 February", "calendar"):
             items.highlighted = labels.index(wanted)
             await pilot.pause()
@@ -354,10 +358,12 @@ async def test_world_viewer_shows_files_sheets_and_mail(out: Path) -> None:
         await pilot.pause()
         moved = [str(items.get_option_at_index(i).prompt) for i in range(items.option_count)]
     data.close()
-    workbook = shown["file Project_Nordlys/Nordlys_Model.xlsx"]
-    assert "#### DCF" in workbook and "=B20/Assumptions!B12" in workbook
-    assert "| B21 | 48.50" in workbook, "formula cells show their computed values"
-    assert "NOK 455.0m" in shown["mail Updated net debt at 28 February"]
+    workbook = shown["file Nordlys_Model.xlsx · Project_Nordlys/"]
+    assert "#### DCF" in workbook and "- `B21` =B20/Assumptions!B12" in workbook
+    assert "| **21** | Value per share (NOK) | 48.5008 |" in workbook, \
+        "a grid of rows and columns; formula cells show their computed values"
+    mail = shown["mail Updated net debt at 28 February"]
+    assert "NOK 455.0m" in mail and "  \n" in mail.split("\n\n", 2)[2], "line breaks kept"
     assert "Investment Committee: Project Nordlys" in shown["calendar"]
     assert "chat Project Nordlys deal team" in labels
     assert moved == labels, "the next task of the same world lists the same items"

@@ -29,6 +29,7 @@ from rubric_audit.reviews import (
     review_queues,
 )
 from rubric_audit.store import AuditStore
+from rubric_audit.workbook import Cell
 
 SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 QUEUES = ("failures", "passes", "all")
@@ -287,6 +288,39 @@ class ReviewData:
                            suggestion=self.suggestions.get(task_id))
 
 
+def file_label(path: str) -> str:
+    """ "file Nordlys_Model.xlsx · Project_Nordlys/": the name first, so a narrow list shows it."""
+    folder, _, name = path.rpartition("/")
+    return f"file {name} · {folder}/" if folder else f"file {name}"
+
+
+def line_breaks(text: str) -> str:
+    """Markdown that keeps the text's line breaks (a mail's signature stays on its lines)."""
+    return "  \n".join(text.splitlines())
+
+
+def sheet_grid(sheet: str, cells: list[Cell]) -> str:
+    """A sheet as a grid (rows by columns, values as computed), then its formulas by cell."""
+    from openpyxl.utils.cell import column_index_from_string, coordinate_from_string
+
+    placed = {coordinate_from_string(c.coordinate): c for c in cells}
+    columns = sorted({col for col, _ in placed}, key=column_index_from_string)
+    rows = sorted({row for _, row in placed})
+
+    def shown(cell: Cell | None) -> str:
+        if cell is None or cell.value is None:
+            return ""
+        value = f"{cell.value:,.6g}" if isinstance(cell.value, float) else str(cell.value)
+        return value.replace("|", "\\|")
+
+    grid = [f"| | {' | '.join(columns)} |", "|---|" + "---|" * len(columns)]
+    grid += [f"| **{r}** | " + " | ".join(shown(placed.get((col, r))) for col in columns) + " |"
+             for r in rows]
+    formulas = [f"- `{c.coordinate}` {c.formula}" for c in cells if c.formula]
+    return f"#### {sheet}\n\n" + "\n".join(grid) + (
+        "\n\nFormulas:\n\n" + "\n".join(formulas) if formulas else "")
+
+
 def world_items(data: ReviewData, task_id: str) -> list[tuple[str, str]]:
     """The task's world as (label, markdown) items: each file (xlsx as a cell table per sheet),
     each mail, the calendar, each chat space. Empty when the benchmark folder is not here."""
@@ -311,25 +345,21 @@ def world_items(data: ReviewData, task_id: str) -> list[tuple[str, str]]:
             try:
                 cells = workbook_cells(tree[f"filesystem/{f.path}"])
             except WorkbookError as exc:
-                items.append((f"file {f.path}", f"Cannot read: {exc}"))
+                items.append((file_label(f.path), f"Cannot read: {exc}"))
                 continue
-            sheets = []
-            for sheet in dict.fromkeys(c.sheet for c in cells):
-                rows = [f"| {c.coordinate} | {c.value} | {c.formula or ''} |"
-                        for c in cells if c.sheet == sheet]
-                sheets.append(f"#### {sheet}\n\n| cell | value | formula |\n|---|---|---|\n"
-                              + "\n".join(rows))
-            items.append((f"file {f.path}", "\n\n".join(sheets)))
+            sheets = [sheet_grid(sheet, [c for c in cells if c.sheet == sheet])
+                      for sheet in dict.fromkeys(c.sheet for c in cells)]
+            items.append((file_label(f.path), "\n\n".join(sheets)))
         else:
-            items.append((f"file {f.path}", f"```\n{f.text or '(binary file)'}\n```"))
+            items.append((file_label(f.path), f"```\n{f.text or '(binary file)'}\n```"))
     for m in world.mail:
         items.append((f"mail {m.subject}", f"**{m.subject}**\n\n{m.date} · from {m.sender} · to "
-                      f"{', '.join(m.to)} · `{m.message_id}`\n\n{m.body}"))
+                      f"{', '.join(m.to)} · `{m.message_id}`\n\n{line_breaks(m.body)}"))
     if world.events:
         items.append(("calendar", "\n".join(
             f"- {e.start[:16]} **{e.summary}** @ {e.location} ({', '.join(e.attendees)})"
             f"{': ' + e.description if e.description else ''}" for e in world.events)))
     for space in world.chat:
         items.append((f"chat {space.name}", "\n".join(
-            f"- {m.created[:16]} **{m.author}**: {m.text}" for m in space.messages)))
+            f"- {m.created[:16]} **{m.author}**: {line_breaks(m.text)}" for m in space.messages)))
     return items

@@ -4,8 +4,12 @@ with verdicts side by side, findings as sentences, the gold."""
 from __future__ import annotations
 
 import re
+from dataclasses import dataclass
 
+from rich import box
 from rich.console import Group
+from rich.markdown import Markdown as RichMarkdown
+from rich.table import Table as RichTable
 from rich.text import Text
 
 from rubric_audit.describe import criterion_title, evidence_lines, finding_sentence
@@ -42,30 +46,75 @@ def findings_keys_hint(d: TaskDetails) -> str:
             if d.findings else findings_summary(d))
 
 
-def _verdicts(d: TaskDetails, criterion_id: str, expanded: bool) -> list[str]:
-    rows, rationales = [], []
+@dataclass
+class VerdictRow:
+    """One attempt's verdicts on one criterion: the judges', the code checker's, and whether the
+    judge passed what the checker failed (possible unearned credit)."""
+
+    attempt: str
+    judges: list[tuple[str, str]]  # (grader, verdict); empty when the attempt was not graded
+    code: str
+    judge_pass_code_fail: bool
+    rationale: str
+
+
+def _verdicts(d: TaskDetails, criterion_id: str) -> list[VerdictRow]:
+    rows = []
     for a in d.attempts:
         verdicts = {g.grader: g for g in d.grades.get(a.id, []) if g.criterion_id == criterion_id}
         judges = [g for name, g in verdicts.items() if name != "code"]
         code = verdicts.get("code")
-        judge_text = "; ".join(f"{g.grader}: **{g.verdict}**" for g in judges) or a.state
-        code_text = code.verdict if code else "-"
-        if code and code.verdict == "fail" and any(g.verdict == "pass" for g in judges):
-            code_text = "⚠ **fail** (judge passed)"
-        rationale = judges[0].rationale if judges else (a.unavailable_reason or "")
-        if expanded and judges:
-            rationales += ["", f"*{a.variant} #{a.index}, {judges[0].grader}:*", "",
-                           *(f"> {line}" for line in rationale.splitlines())]
-            rationale = "(below)"
-        rows.append(f"| {a.variant} #{a.index} | {judge_text} | {code_text} | "
-                    f"{_cell(rationale if expanded else _short(rationale))} |")
-    if not rows:
-        return []
-    return ["", "| attempt | judge | code | rationale |", "|---|---|---|---|", *rows, *rationales]
+        rows.append(VerdictRow(
+            attempt=f"{a.variant} #{a.index}",
+            judges=[(g.grader, g.verdict) for g in judges] or [("", a.state)],
+            code=code.verdict if code else "-",
+            judge_pass_code_fail=bool(code and code.verdict == "fail"
+                                      and any(g.verdict == "pass" for g in judges)),
+            rationale=judges[0].rationale if judges else (a.unavailable_reason or "")))
+    return rows
 
 
-def overview(d: TaskDetails, notes: list[str], expanded: bool = False) -> str:
+def _markdown_table(rows: list[VerdictRow], expanded: bool) -> str:
+    lines = ["| attempt | judge | code | rationale |", "|---|---|---|---|"]
+    for r in rows:
+        judge = "; ".join(f"{g}: **{v}**" if g else v for g, v in r.judges)
+        code = "⚠ **fail** (judge passed)" if r.judge_pass_code_fail else r.code
+        lines.append(f"| {r.attempt} | {judge} | {code} | "
+                     f"{_cell('(below)' if expanded else _short(r.rationale))} |")
+    return "\n".join(lines) + _full_rationales(rows, expanded)
+
+
+def _full_rationales(rows: list[VerdictRow], expanded: bool) -> str:
+    if not expanded:
+        return ""
+    return "".join(f"\n\n*{r.attempt}:*\n\n" + "\n".join(f"> {line}"
+                                                          for line in r.rationale.splitlines())
+                   for r in rows if r.rationale)
+
+
+VERDICT_STYLE = {"pass": "green", "fail": "red"}
+
+
+def _rich_table(rows: list[VerdictRow], expanded: bool) -> Group:
+    """The verdict table in colour; a judge pass the code checker fails is marked ⚠ in red."""
+    table = RichTable("attempt", "judge", "code", "rationale", box=box.SIMPLE_HEAD, expand=True)
+    for r in rows:
+        judge = Text()
+        for grader, verdict in r.judges:
+            judge.append(f"{grader}: " if grader else "")
+            judge.append(verdict, f"bold {VERDICT_STYLE.get(verdict, '')}")
+            judge.append(" ")
+        code = (Text("⚠ fail (judge passed)", "bold reverse red") if r.judge_pass_code_fail
+                else Text(r.code, VERDICT_STYLE.get(r.code, "")))
+        table.add_row(r.attempt, judge, code, "(below)" if expanded else _short(r.rationale))
+    below = _full_rationales(rows, expanded)
+    return Group(table, RichMarkdown(below)) if below else Group(table)
+
+
+def overview_parts(d: TaskDetails, notes: list[str]) -> list[str | list[VerdictRow]]:
+    """The overview as markdown pieces with each criterion's verdict rows between them."""
     t = d.task
+    parts: list[str | list[VerdictRow]] = []
     lines = [f"## {t.name}", f"*{t.domain}* · world `{t.world_id}` · `{t.id}`", "",
              f"**{findings_summary(d)}**" + (" (Findings tab, F3)" if d.findings else ""), "",
              "### Prompt", t.prompt, ""]
@@ -77,7 +126,10 @@ def overview(d: TaskDetails, notes: list[str], expanded: bool = False) -> str:
         lines += ["", f"**{criterion_title(t, c.id)}**" + (" *(primary)*" if c.primary else "")]
         if c.explanation:
             lines += ["", f"*why:* {c.explanation}"]
-        lines += _verdicts(d, c.id, expanded)
+        rows = _verdicts(d, c.id)
+        if rows:
+            parts += ["\n".join(lines), rows]
+            lines = []
         for r in d.recomputed:
             if r.get("criterion_id") == c.id:
                 verdict = ("matches" if r.get("criterion_matches") and r.get("gold_matches")
@@ -87,7 +139,19 @@ def overview(d: TaskDetails, notes: list[str], expanded: bool = False) -> str:
                              f"gold {r.get('gold_values')}: **{verdict}**")
     if notes:
         lines += ["", "### Notes", *(f"- {n}" for n in notes)]
-    return "\n".join(lines)
+    return [*parts, "\n".join(lines)]
+
+
+def overview(d: TaskDetails, notes: list[str], expanded: bool = False) -> str:
+    """The overview as markdown (for a model's triage prompt and for tests)."""
+    return "\n\n".join(p if isinstance(p, str) else _markdown_table(p, expanded)
+                       for p in overview_parts(d, notes))
+
+
+def overview_renderable(d: TaskDetails, notes: list[str], expanded: bool = False) -> Group:
+    """The overview for the terminal: markdown, with the verdict tables in colour."""
+    return Group(*(RichMarkdown(p) if isinstance(p, str) else _rich_table(p, expanded)
+                   for p in overview_parts(d, notes)))
 
 
 def finding_option(f: Finding, task: Task, mark: str) -> Group:

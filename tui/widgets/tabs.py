@@ -15,7 +15,7 @@ from textual.widget import Widget
 from textual.widgets import OptionList, Static
 
 from tui.data import TaskDetails
-from tui.render import finding_option, findings_keys_hint, gold_text, overview
+from tui.render import finding_option, findings_keys_hint, gold_text, overview_renderable
 
 
 @dataclass
@@ -54,8 +54,8 @@ class OverviewTab(EvidenceTab):
             yield Static(id="overview")
 
     async def show(self, shown: Shown) -> None:
-        self.query_one("#overview", Static).update(RichMarkdown(
-            overview(shown.details, shown.notes, shown.expanded)))
+        self.query_one("#overview", Static).update(
+            overview_renderable(shown.details, shown.notes, shown.expanded))
 
 
 class AnswersTab(EvidenceTab):
@@ -144,7 +144,8 @@ class WorldTab(EvidenceTab):
         self._items = self._world() or [("(not available)", "The benchmark folder is not here, "
                                                            "so the world cannot be shown.")]
         listing = self.query_one("#world-items", OptionList)
-        listing.add_options([label for label, _ in self._items])
+        listing.add_options([Text(label, no_wrap=True, overflow="ellipsis")
+                             for label, _ in self._items])
         listing.highlighted = 0
         self.query_one("#world", Static).update(RichMarkdown(self._items[0][1]))
 
