@@ -104,8 +104,10 @@ def build_benchmark(root: Path, tasks: int, variants: int, attempts: int,
     return written
 
 
-def audit_in_process(bench: Path, out: Path) -> tuple[float, int]:
-    """One `rubric-audit audit` in its own process: (wall seconds, peak RSS in MB)."""
+def audit_in_process(bench: Path, out: Path) -> tuple[float, float, int]:
+    """One `rubric-audit audit` in its own process: (wall seconds, CPU seconds, peak RSS in MB).
+
+    On a busy machine the CPU seconds are the better guide to the wall time when idle."""
     start = time.perf_counter()
     proc = subprocess.Popen([sys.executable, "-m", "rubric_audit", "audit", str(bench),
                              "--out", str(out)], stdout=subprocess.DEVNULL,
@@ -114,7 +116,8 @@ def audit_in_process(bench: Path, out: Path) -> tuple[float, int]:
     proc.returncode = os.waitstatus_to_exitcode(status)
     if proc.returncode != 0:
         raise SystemExit(f"audit exited with {proc.returncode}")
-    return time.perf_counter() - start, usage.ru_maxrss // 1024
+    cpu = usage.ru_utime + usage.ru_stime
+    return time.perf_counter() - start, cpu, usage.ru_maxrss // 1024
 
 
 def startup(args: list[str], repeats: int = 3) -> float:
@@ -165,9 +168,9 @@ def main() -> None:
               f"= {attempts} attempts ({size / 1e6:.0f} MB of runs) in "
               f"{time.perf_counter() - start:.1f}s")
         for label in ("first", "second"):
-            wall, rss = audit_in_process(bench, out)
-            print(f"{label} audit: {wall:.2f}s, {attempts / wall:.0f} attempts/s, "
-                  f"peak RSS {rss} MB")
+            wall, cpu, rss = audit_in_process(bench, out)
+            print(f"{label} audit: {wall:.2f}s wall, {cpu:.2f}s CPU, {attempts / wall:.0f} "
+                  f"attempts/s, peak RSS {rss} MB")
         print(f"load average after: {os.getloadavg()[0]:.2f}")
         if args.profile != "none":
             target = out if args.profile == "second" else Path(tmp) / "profiled"

@@ -43,8 +43,10 @@ def inputs_fingerprint(paths: list[Path], settings: dict[str, object], out: Path
     digest = hashlib.blake2b(json.dumps(settings, sort_keys=True, default=str).encode(),
                              digest_size=16)
     skip = out.resolve()
-    for path in [CODE, *paths]:
-        path = Path(path).resolve()
+    roots = sorted({Path(p).resolve() for p in [CODE, *paths]})
+    for path in roots:
+        if any(path != other and path.is_relative_to(other) for other in roots):
+            continue  # walked with the folder holding it (BENCH/runs inside BENCH)
         info = path.stat()
         digest.update(f"{path}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
         _walk(path, skip, digest)
