@@ -88,11 +88,10 @@ def _computed(data: bytes, sheets: list[str], overrides: dict[str, Any]) -> dict
     return out
 
 
-def workbook_cells(data: bytes, overrides: dict[str, Any] | None = None) -> list[Cell]:
-    """Every non-empty cell, with its formula and its value (cached, else computed).
-
-    `overrides` maps `Sheet!A1` to a value; when given, every formula is recomputed with them.
-    """
+@lru_cache(maxsize=8)
+def _stored_cells(data: bytes) -> tuple[tuple[str, ...], tuple[Cell, ...]]:
+    """Sheet names, and every non-empty cell with its formula and cached value, read once per
+    content (the tasks of one world, and the sessions of a run, read the same workbooks)."""
     import openpyxl
 
     try:
@@ -112,9 +111,19 @@ def workbook_cells(data: bytes, overrides: dict[str, Any] | None = None) -> list
                 value = cached[c.coordinate].value if formula else c.value
                 cells.append(Cell(sheet=sheet.title, coordinate=c.coordinate,
                                   value=_plain(value), formula=formula))
+    return tuple(formulas_book.sheetnames), tuple(cells)
+
+
+def workbook_cells(data: bytes, overrides: dict[str, Any] | None = None) -> list[Cell]:
+    """Every non-empty cell, with its formula and its value (cached, else computed).
+
+    `overrides` maps `Sheet!A1` to a value; when given, every formula is recomputed with them.
+    """
+    sheets, stored = _stored_cells(data)
+    cells = list(stored)
     overrides = overrides or {}
     if overrides or any(c.formula and c.value is None for c in cells):
-        computed = _computed(data, formulas_book.sheetnames, overrides)
+        computed = _computed(data, list(sheets), overrides)
         cells = [c.model_copy(update={"value": computed.get(c.ref, c.value)})
                  if c.formula or c.ref in overrides else c for c in cells]
     return cells
