@@ -8,6 +8,7 @@ a tool error and the server keeps serving.
 from __future__ import annotations
 
 import functools
+import signal
 from collections.abc import Callable
 from pathlib import Path
 from typing import Annotated, Any, TypeVar
@@ -342,13 +343,26 @@ def build_server(session: Session, telemetry: Telemetry | None = None) -> MCPSer
 def serve(
     session: Session, telemetry: Telemetry | None, http_port: int | None, export_to: Path | None
 ) -> None:
-    """Run the server until stopped (stdio, or HTTP on 127.0.0.1), then export the changes."""
+    """Run the server until stopped (stdio, or HTTP on 127.0.0.1), then export the changes.
+
+    SIGTERM stops it like Ctrl-C does: the export is written and the caller's `with Session`
+    removes the workspace copy."""
     server = build_server(session, telemetry)
+    previous = signal.signal(signal.SIGTERM, _terminate)
     try:
         if http_port is None:
             server.run("stdio")
         else:
             server.run("streamable-http", host="127.0.0.1", port=http_port)
     finally:
+        signal.signal(signal.SIGTERM, previous)
         if export_to is not None:
             session.export(export_to)
+
+
+class Terminated(SystemExit):
+    """The server was stopped by SIGTERM (exit code 143)."""
+
+
+def _terminate(signum: int, frame: object) -> None:
+    raise Terminated(128 + signum)

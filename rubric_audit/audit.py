@@ -7,7 +7,9 @@ its audit.db (reviews included) and has its files replaced atomically.
 
 from __future__ import annotations
 
+import glob
 import json
+import os
 import shutil
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -170,7 +172,13 @@ def import_runs(run_paths: list[Path], db: Path, bench_path: Path | None) -> Imp
     """`rubric-audit import`: add run folders to an audit.db."""
     bench = load_benchmark(bench_path) if bench_path else None
     runs = load_sources(run_paths)
-    db.parent.mkdir(parents=True, exist_ok=True)
+    try:
+        db.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(db.parent, None, f"cannot create the folder: "
+                                          f"{exc.strerror or exc}") from None
+    _check_writable(db.parent)
+    _check_writable(db)
     with AuditStore(db) as store:
         summary, _ = import_into(store, runs, bench)
     return summary
@@ -178,18 +186,55 @@ def import_runs(run_paths: list[Path], db: Path, bench_path: Path | None) -> Imp
 
 @contextmanager
 def _output_folder(out: Path) -> Iterator[Path]:
-    """Where to write: OUT itself if it exists, else a hidden sibling renamed to OUT on success."""
+    """Where to write: OUT itself if it exists, else a hidden sibling renamed to OUT on success.
+
+    The sibling's name carries this process's id, so the staging folders of a killed run are
+    recognised and removed by the next one.
+    """
     if out.is_dir():
+        _check_writable(out)
+        _check_writable(out / DB_NAME)
         yield out
         return
-    out.parent.mkdir(parents=True, exist_ok=True)
-    staging = staging_folder(out.parent, f".{out.name}.")
+    try:
+        out.parent.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(out.parent, None, f"cannot create the output folder: "
+                                           f"{exc.strerror or exc}") from None
+    _check_writable(out.parent)
+    _remove_stale_staging(out)
+    staging = staging_folder(out.parent, f".{out.name}.{os.getpid()}.")
     try:
         yield staging
         staging.rename(out)
     finally:
         if staging.exists():
             shutil.rmtree(staging)
+
+
+def _check_writable(path: Path) -> None:
+    if path.exists() and not os.access(path, os.W_OK):
+        raise InputError(path, None, "not writable: choose another output folder or fix its "
+                                     "permissions")
+
+
+def _remove_stale_staging(out: Path) -> None:
+    """Remove `.OUT.<pid>.*` staging folders whose process is gone (killed mid-audit)."""
+    prefix = f".{out.name}."
+    for folder in out.parent.glob(f"{glob.escape(prefix)}*"):
+        pid = folder.name[len(prefix):].partition(".")[0]
+        if folder.is_dir() and not folder.is_symlink() and pid.isdigit() and not _alive(int(pid)):
+            shutil.rmtree(folder, ignore_errors=True)
+
+
+def _alive(pid: int) -> bool:
+    try:
+        os.kill(pid, 0)
+    except ProcessLookupError:
+        return False
+    except PermissionError:  # another user's process
+        return True
+    return True
 
 
 def default_runs(bench_path: Path) -> list[Path]:
@@ -381,14 +426,14 @@ def run_audit(bench_path: Path | None, run_paths: list[Path] | None, out: Path,
         ("--judge", options.judge), ("--lint-model", options.lint_model),
         ("--near-miss-model", options.near_miss_model)) if model})
     with _output_folder(out) as folder, AuditStore(folder / DB_NAME) as store:
-        imported, _ = import_into(store, runs, bench)
-        check_numbers_in_code(store)
-        check_provenance(store)
-        audited = bench or Benchmark(name="recorded runs", root="", tasks=store.tasks(),
-                                     worlds=[])
-        run_lints(store, audited, worlds)
-        failures = anyio.run(run_model_steps, store, audited, worlds, options)
-        with store.transaction():
+        with store.transaction():  # one commit: a failure leaves the previous audit as it was
+            imported, _ = import_into(store, runs, bench)
+            check_numbers_in_code(store)
+            check_provenance(store)
+            audited = bench or Benchmark(name="recorded runs", root="", tasks=store.tasks(),
+                                         worlds=[])
+            run_lints(store, audited, worlds)
+            failures = anyio.run(run_model_steps, store, audited, worlds, options)
             store.set_meta("audit", {
                 "unavailable_threshold": options.unavailable_threshold,
                 "skipped": [s.model_dump() for s in skipped_steps(options, bench is not None)],

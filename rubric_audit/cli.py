@@ -3,11 +3,13 @@
 from __future__ import annotations
 
 import functools
+import os
 import sys
 from collections.abc import Callable
 from pathlib import Path
 from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
 
+import click
 import typer
 from rich.console import Console
 from rich.markup import escape
@@ -37,8 +39,20 @@ R = TypeVar("R")
 BenchArg = Annotated[Path, typer.Argument(help="APEX-format benchmark directory.")]
 
 
+class _Options:
+    debug = False
+
+
+@app.callback()
+def _global_options(debug: Annotated[bool, typer.Option(
+        "--debug", envvar="RUBRIC_AUDIT_DEBUG",
+        help="Show the traceback of an internal error instead of one line.")] = False) -> None:
+    _Options.debug = debug
+
+
 def user_errors(command: Callable[P, R]) -> Callable[P, R]:
-    """Turn InputError into one line on stderr and exit code 2, with no traceback."""
+    """Turn InputError into one line on stderr and exit code 2, with no traceback; anything
+    unexpected (a bug) into one line and exit code 1, unless --debug asks for the traceback."""
 
     @functools.wraps(command)
     def wrapper(*args: P.args, **kwargs: P.kwargs) -> R:
@@ -47,6 +61,15 @@ def user_errors(command: Callable[P, R]) -> Callable[P, R]:
         except InputError as exc:
             err.print(f"[bold red]error:[/] {escape(str(exc))}")
             raise typer.Exit(2) from None
+        except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
+            raise
+        except Exception as exc:
+            if _Options.debug:
+                raise
+            what = (str(exc).strip().splitlines() or [""])[0][:300]
+            err.print(f"[bold red]internal error[/] ({escape(type(exc).__name__)}: "
+                      f"{escape(what)}); run with --debug for the traceback")
+            raise typer.Exit(1) from None
 
     return wrapper
 
@@ -246,7 +269,7 @@ def serve_command(
     ] = None,
 ) -> None:
     """Host one task's world as an MCP server (mail, calendar, chat, files) on a private copy."""
-    from mock_workspace.server import serve
+    from mock_workspace.server import Terminated, serve
     from mock_workspace.session import Session
     from mock_workspace.telemetry import Telemetry
     from rubric_audit.load.benchmark import load_benchmark
@@ -255,10 +278,15 @@ def serve_command(
     found = benchmark.task(task)
     if found is None:
         raise InputError(bench / "tasks_and_rubrics.json", "task_id", f"no task {task!r}")
-    with Session(benchmark, found) as session:
-        if http is not None:
-            err.print(f"Serving {found.name} on http://127.0.0.1:{http}/mcp (Ctrl-C to stop)")
-        serve(session, Telemetry(telemetry) if telemetry else None, http, export)
+    try:
+        with Session(benchmark, found) as session:
+            if http is not None:
+                err.print(f"Serving {found.name} on http://127.0.0.1:{http}/mcp (Ctrl-C to stop)")
+            serve(session, Telemetry(telemetry) if telemetry else None, http, export)
+    except Terminated as stop:  # exported and cleaned up; the stdio reader thread would keep a
+        sys.stdout.flush()      # normal exit waiting until the client closes stdin
+        sys.stderr.flush()
+        os._exit(int(stop.code or 143))
 
 
 @app.command("run")

@@ -16,12 +16,12 @@ import zlib
 from collections.abc import Callable, Iterable, Iterator
 from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, Field, ValidationError
 
 from rubric_audit.checks.controls import Control
-from rubric_audit.errors import InputError
+from rubric_audit.errors import InputError, invalid
 from rubric_audit.load.runs import RecordedRuns
 from rubric_audit.load.trajectory import from_chat_messages
 from rubric_audit.model import (
@@ -138,6 +138,7 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
+M = TypeVar("M", bound=BaseModel)
 
 
 class ControlGrade(BaseModel):
@@ -176,12 +177,24 @@ class AuditStore:
 
     def __init__(self, path: Path) -> None:
         self.path = Path(path)
+        if self.path.is_file() and self.path.stat().st_size == 0:
+            raise InputError(self.path, None, "empty file (0 bytes), not an audit.db: move it "
+                                              "away to start a new audit here")
         try:
             self.db = sqlite3.connect(self.path, isolation_level=None)
             self.db.execute("PRAGMA foreign_keys = ON")
             self._migrate()
         except sqlite3.DatabaseError as exc:
             raise InputError(self.path, None, f"not a usable audit.db: {exc}") from None
+
+    def _load(self, model: type[M], raw: str) -> M:
+        """A stored row's JSON as its model; a row that does not parse is an unusable store."""
+        try:
+            return model.model_validate_json(raw)
+        except ValidationError as exc:
+            raise InputError(self.path, f"{model.__name__} row",
+                             f"{str(exc.errors()[0]['msg'])[:200]}: not a usable audit.db "
+                             f"(edited by hand?)") from None
 
     def __enter__(self) -> AuditStore:
         return self
@@ -212,7 +225,11 @@ class AuditStore:
 
     @contextmanager
     def transaction(self) -> Iterator[None]:
-        """All or nothing: an exception rolls back every write made inside."""
+        """All or nothing: an exception rolls back every write made inside. Inside another
+        transaction it joins that one, so a whole audit can commit (or roll back) at once."""
+        if self.db.in_transaction:
+            yield
+            return
         self.db.execute("BEGIN IMMEDIATE")
         try:
             yield
@@ -285,7 +302,7 @@ class AuditStore:
         out: dict[str, dict[str, Task]] = {}
         for task_id, variant, raw in self.db.execute(
                 "SELECT task_id, variant, json FROM run_tasks ORDER BY task_id, variant"):
-            out.setdefault(task_id, {})[variant] = Task.model_validate_json(raw)
+            out.setdefault(task_id, {})[variant] = self._load(Task, raw)
         return out
 
     def replace_run_tasks(self, tasks: Iterable[Task], differences: Iterable[VariantPrompt]
@@ -300,7 +317,7 @@ class AuditStore:
                             [(d.task_id, d.variant, _dump(d)) for d in differences])
 
     def variant_prompts(self) -> list[VariantPrompt]:
-        return [VariantPrompt.model_validate_json(r[0]) for r in self.db.execute(
+        return [self._load(VariantPrompt, r[0]) for r in self.db.execute(
             "SELECT json FROM variant_prompts ORDER BY task_id, variant")]
 
     def save_trajectory(self, attempt: Attempt) -> None:
@@ -362,11 +379,11 @@ class AuditStore:
               g.grade.verdict, _dump(g)) for g in grades])
 
     def controls(self) -> list[Control]:
-        return [Control.model_validate_json(r[0])
+        return [self._load(Control, r[0])
                 for r in self.db.execute("SELECT json FROM controls ORDER BY control_id")]
 
     def control_grades(self) -> list[ControlGrade]:
-        return [ControlGrade.model_validate_json(r[0]) for r in self.db.execute(
+        return [self._load(ControlGrade, r[0]) for r in self.db.execute(
             "SELECT json FROM control_grades ORDER BY control_id, criterion_id, grader, repeat")]
 
     def replace_findings(self, stage: str, findings: Iterable[Finding]) -> None:
@@ -410,22 +427,26 @@ class AuditStore:
 
     def meta(self, key: str, default: object = None) -> Any:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
-        return json.loads(row[0]) if row else default
+        try:
+            return json.loads(row[0]) if row else default
+        except json.JSONDecodeError:
+            raise InputError(self.path, f"meta {key!r}", "not JSON: not a usable audit.db "
+                                                         "(edited by hand?)") from None
 
     def benchmark_name(self) -> str | None:
         row = self.db.execute("SELECT name FROM benchmark").fetchone()
         return row[0] if row else None
 
     def tasks(self) -> list[Task]:
-        return [Task.model_validate_json(r[0])
+        return [self._load(Task, r[0])
                 for r in self.db.execute("SELECT json FROM tasks ORDER BY task_id")]
 
     def worlds(self) -> list[World]:
-        return [World.model_validate_json(r[0])
+        return [self._load(World, r[0])
                 for r in self.db.execute("SELECT json FROM worlds ORDER BY world_id")]
 
     def attempts(self) -> list[Attempt]:
-        return [Attempt.model_validate_json(r[0]) for r in self.db.execute(
+        return [self._load(Attempt, r[0]) for r in self.db.execute(
             "SELECT json FROM attempts ORDER BY variant, task_id, attempt_index")]
 
     def attempt_rows(self) -> list[tuple[str, str, str, str, str]]:
@@ -434,7 +455,7 @@ class AuditStore:
                                     "attempts ORDER BY variant, task_id, attempt_index"))
 
     def attempts_for_task(self, task_id: str) -> list[Attempt]:
-        return [Attempt.model_validate_json(r[0]) for r in self.db.execute(
+        return [self._load(Attempt, r[0]) for r in self.db.execute(
             "SELECT json FROM attempts WHERE task_id = ? ORDER BY variant, attempt_index",
             (task_id,))]
 
@@ -445,7 +466,7 @@ class AuditStore:
 
     def grades_for_attempts(self, attempt_ids: list[str]) -> list[CriterionGrade]:
         marks = ",".join("?" * len(attempt_ids))
-        return [CriterionGrade.model_validate_json(r[0]) for r in self.db.execute(
+        return [self._load(CriterionGrade, r[0]) for r in self.db.execute(
             f"SELECT json FROM grades WHERE attempt_id IN ({marks}) ORDER BY attempt_id, "
             f"criterion_id, grader", attempt_ids)] if attempt_ids else []
 
@@ -457,10 +478,10 @@ class AuditStore:
         rows = (self.db.execute(query + " WHERE grader = ? ORDER BY attempt_id, criterion_id",
                                 (grader,)) if grader
                 else self.db.execute(query + " ORDER BY attempt_id, criterion_id, grader"))
-        return [CriterionGrade.model_validate_json(r[0]) for r in rows]
+        return [self._load(CriterionGrade, r[0]) for r in rows]
 
     def findings(self) -> list[Finding]:
-        return [Finding.model_validate_json(r[0])
+        return [self._load(Finding, r[0])
                 for r in self.db.execute(
                     "SELECT json FROM findings ORDER BY task_id, check_name, criterion_id, json")]
 
@@ -468,5 +489,8 @@ class AuditStore:
         rows = self.db.execute(
             "SELECT id, reviewer, created_at, task_id, label, note, evidence_hash, retracts"
             " FROM reviews ORDER BY id")
-        return [(r[0], Review(reviewer=r[1], created_at=r[2], task_id=r[3], label=r[4],
-                              note=r[5], evidence_hash=r[6], retracts=r[7])) for r in rows]
+        try:
+            return [(r[0], Review(reviewer=r[1], created_at=r[2], task_id=r[3], label=r[4],
+                                  note=r[5], evidence_hash=r[6], retracts=r[7])) for r in rows]
+        except ValidationError as exc:
+            raise invalid(self.path, "reviews", exc) from None

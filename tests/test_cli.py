@@ -3,10 +3,12 @@
 from __future__ import annotations
 
 import json
+import os
 import subprocess
 import sys
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from rubric_audit.cli import app
@@ -182,3 +184,92 @@ def test_runs_takes_several_folders_after_one_flag(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     scores = json.loads((tmp_path / "out" / "audit.json").read_text())["scores"]
     assert {s["variant"] for s in scores} == {"one", "two"}
+def test_an_unexpected_error_is_one_line_and_exit_1(bench: Path, monkeypatch) -> None:
+    import rubric_audit.load.benchmark
+
+    def broken(root: Path) -> None:
+        raise RuntimeError("a bug\nwith a second line")
+
+    monkeypatch.setattr(rubric_audit.load.benchmark, "load_benchmark", broken)
+    result = invoke("tasks", bench)
+    assert result.exit_code == 1
+    assert result.stderr.strip().splitlines() == [
+        "internal error (RuntimeError: a bug); run with --debug for the traceback"]
+    debug = runner.invoke(app, ["--debug", "tasks", str(bench)])
+    assert isinstance(debug.exception, RuntimeError)
+
+
+def test_an_empty_audit_db_is_refused_and_reports_kept(tmp_path: Path) -> None:
+    root = _audit_bench(tmp_path)
+    out = tmp_path / "out"
+    invoke("audit", root, "--out", out)
+    (out / "audit.db").write_bytes(b"")
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    for args in (("audit", root, "--out", out), ("report", out)):
+        result = invoke(*args)
+        assert result.exit_code == 2 and "empty file (0 bytes)" in result.stderr
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_a_stored_row_that_is_not_json_is_one_line(tmp_path: Path) -> None:
+    import sqlite3
+
+    root = _audit_bench(tmp_path)
+    out = tmp_path / "out"
+    invoke("audit", root, "--out", out)
+    db = sqlite3.connect(out / "audit.db")
+    db.execute("UPDATE attempts SET json = '{not json' WHERE attempt_index = 1")
+    db.commit()
+    db.close()
+    result = invoke("report", out)
+    assert result.exit_code == 2 and "Attempt row" in result.stderr
+    assert len(result.stderr.strip().splitlines()) == 1
+
+
+def test_a_failed_audit_leaves_the_previous_store_and_reports(tmp_path: Path,
+                                                              monkeypatch) -> None:
+    import rubric_audit.audit
+
+    root = _audit_bench(tmp_path)
+    out = tmp_path / "out"
+    invoke("audit", root, "--out", out)
+    with AuditStore(out / "audit.db") as store:
+        stored = (store.attempts(), store.grades(), store.findings())
+    before = {p.name: p.read_bytes() for p in out.iterdir() if p.name != "audit.db"}
+    make_variant(root / "runs", "m2-base", "m/two", [
+        (make_task(), 1, {"task_1_c1": "fail", "task_1_c2": "fail"})])
+
+    def crash(*args: object) -> None:
+        raise OSError("disk full")
+
+    monkeypatch.setattr(rubric_audit.audit, "run_lints", crash)
+    result = invoke("audit", root, "--out", out)
+    assert result.exit_code == 1 and "internal error (OSError: disk full)" in result.stderr
+    with AuditStore(out / "audit.db") as store:
+        assert (store.attempts(), store.grades(), store.findings()) == stored
+    assert {p.name: p.read_bytes() for p in out.iterdir() if p.name != "audit.db"} == before
+
+
+def test_staging_folders_of_a_killed_audit_are_removed(tmp_path: Path) -> None:
+    root = _audit_bench(tmp_path / "b")
+    dead = subprocess.Popen(["true"])
+    dead.wait()
+    stale = tmp_path / f".out.{dead.pid}.abc123"
+    (stale / "half").mkdir(parents=True)
+    running = tmp_path / f".out.{os.getpid()}.def456"  # a live process's: not touched
+    running.mkdir()
+    assert invoke("audit", root, "--out", tmp_path / "out").exit_code == 0
+    assert not stale.exists() and running.is_dir()
+
+
+@pytest.mark.skipif(os.geteuid() == 0, reason="root may write into a read-only folder")
+def test_a_read_only_output_folder_is_one_line(tmp_path: Path) -> None:
+    root = _audit_bench(tmp_path)
+    out = tmp_path / "out"
+    invoke("audit", root, "--out", out)
+    out.chmod(0o555)
+    try:
+        result = invoke("audit", root, "--out", out)
+    finally:
+        out.chmod(0o755)
+    assert result.exit_code == 2 and "not writable" in result.stderr

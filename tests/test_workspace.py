@@ -278,12 +278,15 @@ def _free_port() -> int:
         return s.getsockname()[1]
 
 
-async def test_streamable_http(tmp_path: Path) -> None:
+@pytest.mark.parametrize("stop", [signal.SIGINT, signal.SIGTERM])
+async def test_streamable_http(tmp_path: Path, stop: signal.Signals) -> None:
     port = _free_port()
+    (tmp_path / "tmp").mkdir()
     proc = subprocess.Popen(
         [sys.executable, "-m", "rubric_audit", "serve", str(SAMPLE), "meridian_04", "--http",
          str(port), "--export", str(tmp_path / "out")],
-        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE, env={**os.environ})
+        stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(tmp_path / "tmp")})
     try:
         deadline = time.monotonic() + 30
         while time.monotonic() < deadline:
@@ -296,10 +299,40 @@ async def test_streamable_http(tmp_path: Path) -> None:
             assert "forty-five (45) days" in amendment["text"]
             assert (await call(c, "files_read", path="/etc/passwd"))[0]
             await ok(c, "files_write", path="memo.md", content="45 days")
+            assert len(list((tmp_path / "tmp").iterdir())) == 1, "the workspace copy"
     finally:
-        proc.send_signal(signal.SIGINT)
+        proc.send_signal(stop)
         proc.wait(timeout=30)
     assert (tmp_path / "out/files/memo.md").read_text() == "45 days"
+    assert list((tmp_path / "tmp").iterdir()) == []
+
+
+def test_sigterm_on_stdio_exports_and_removes_the_copy(tmp_path: Path) -> None:
+    (tmp_path / "tmp").mkdir()
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rubric_audit", "serve", str(SAMPLE), "kestrel_06", "--export",
+         str(tmp_path / "out")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+        stderr=subprocess.PIPE, env={**os.environ, "TMPDIR": str(tmp_path / "tmp")})
+    try:
+        for message in [
+            {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+                "protocolVersion": "2025-06-18", "capabilities": {},
+                "clientInfo": {"name": "test", "version": "1"}}},
+            {"jsonrpc": "2.0", "method": "notifications/initialized"},
+            {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+                "name": "files_write", "arguments": {"path": "memo.md", "content": "done"}}}]:
+            proc.stdin.write((json.dumps(message) + "\n").encode())
+            proc.stdin.flush()
+            if "id" in message:
+                assert b'"result"' in proc.stdout.readline()
+        assert len(list((tmp_path / "tmp").iterdir())) == 1, "the workspace copy"
+        proc.send_signal(signal.SIGTERM)  # stdin stays open, as a client that hangs would keep it
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+    finally:
+        if proc.poll() is None:
+            proc.kill()
+    assert (tmp_path / "out/files/memo.md").read_text() == "done"
+    assert list((tmp_path / "tmp").iterdir()) == []
 
 
 def test_world_zip_that_escapes_writes_nothing_outside(tmp_path: Path,

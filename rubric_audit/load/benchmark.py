@@ -29,7 +29,7 @@ class ApexCriterion(_Apex):
     verifier_id: str
     criteria: str
     criteria_explanation: str = ""
-    weight: float = 1.0
+    weight: float = Field(1.0, allow_inf_nan=False)
     is_primary_objective: bool = False
 
 
@@ -133,6 +133,17 @@ def _task(root: Path, raw: ApexTask, path: Path, index: int) -> Task:
     )
 
 
+def _check_verifier_ids(raw: ApexTask, path: Path, index: int) -> None:
+    """Grades name the criterion they grade: two criteria of a task may not share an id."""
+    first: dict[str, int] = {}
+    for j, criterion in enumerate(raw.rubric):
+        if criterion.verifier_id in first:
+            raise InputError(path, f"[{index}].rubric[{j}].verifier_id",
+                             f"duplicate verifier_id {criterion.verifier_id!r} in this task "
+                             f"(first at rubric[{first[criterion.verifier_id]}])")
+        first[criterion.verifier_id] = j
+
+
 def load_benchmark(root: Path) -> Benchmark:
     """Read tasks, worlds, overlays and gold files of the benchmark at `root`."""
     root = Path(root)
@@ -147,5 +158,6 @@ def load_benchmark(root: Path) -> Benchmark:
             raise InputError(path, f"[{i}].task_id", f"duplicate task_id {raw.task_id!r} "
                                                     f"(first at [{first_index[raw.task_id]}])")
         first_index[raw.task_id] = i
+        _check_verifier_ids(raw, path, i)
         tasks.append(_task(root, raw, path, i))
     return Benchmark(name=root.resolve().name, root=str(root), tasks=tasks, worlds=_worlds(root))

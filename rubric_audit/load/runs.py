@@ -16,14 +16,15 @@ import os
 import re
 from collections import Counter
 from pathlib import Path
-from typing import Any
+from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, Field
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
 
 from rubric_audit.checks.controls import Control
 from rubric_audit.errors import (
     InputError,
     decode_text,
+    invalid,
     parse_json,
     read_bytes,
     read_json,
@@ -46,6 +47,73 @@ RESULTS_CSV = "results.csv"
 FAILURES_JSONL = "results.failures.jsonl"
 ATTEMPT_FILES = ("trajectory.json", "verifiers.json", "initial_messages.json", "grades.json")
 ATTEMPT_DIR = re.compile(r"attempt_(\d+)")
+M = TypeVar("M", bound=BaseModel)
+
+
+class _Archipelago(BaseModel):
+    """Archipelago's files, typed where rubric-audit reads them (other fields are ignored), so a
+    value of the wrong kind is an InputError naming its field, never a crash further on."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+Number = Annotated[float, Field(allow_inf_nan=False)]
+Count = Annotated[int, Field(ge=0)]
+
+
+class RecordedUsage(_Archipelago):
+    prompt_tokens: Count | None = None
+    completion_tokens: Count | None = None
+    total_tokens: Count | None = None
+    cost: Number | None = None
+
+
+class RecordedTrajectory(_Archipelago):
+    messages: list[dict[str, Any]] | None = None
+    output: Any = None
+    status: str | None = None
+    time_elapsed: Number | None = None
+    usage: RecordedUsage | None = None
+
+
+class ResultValues(_Archipelago):
+    judge_grade: Literal["pass", "fail"] | None = None
+    grade_rationale: str | None = None
+
+
+class VerifierResult(_Archipelago):
+    verifier_id: str = Field(min_length=1)
+    score: Number | None = None
+    status: str | None = "ok"
+    verifier_result_values: ResultValues | None = None
+
+
+class RecordedGrading(_Archipelago):
+    """grades.json, or a judge's grades/<judge>.json written by `rubric-audit grade`."""
+
+    grading_run_status: str | None = None
+    verifier_results: list[VerifierResult] | None = None
+    judge_model: str | None = None
+    error: Any = None
+
+
+class VerifierValues(_Archipelago):
+    criteria: str = ""
+    is_primary_objective: bool | None = None
+
+
+class RecordedVerifier(_Archipelago):
+    verifier_id: str = Field(min_length=1)
+    world_id: str | None = None
+    verifier_values: VerifierValues | None = None
+
+
+class GradingSettings(_Archipelago):
+    llm_judge_model: str | None = None
+
+
+Verifiers = TypeAdapter(list[RecordedVerifier])
+InitialMessages = TypeAdapter(list[dict[str, Any]])
 
 
 class RecordedRuns(BaseModel):
@@ -182,12 +250,20 @@ class AttemptFiles:
         path = self.folder / name
         return None if data is None else parse_json(path, decode_text(path, data))
 
+    def parsed(self, name: str, model: type[M] | TypeAdapter[Any]) -> Any:
+        """The JSON file `name` validated by its model (None where the folder has none): a value
+        of the wrong kind is an InputError naming its field."""
+        data = self.json(name)
+        return None if data is None else _validated(self.folder / name, data, model)
 
-def _expect(value: Any, kind: type, path: Path, field: str) -> Any:
-    if not isinstance(value, kind):
-        raise InputError(path, field, f"expected {'an object' if kind is dict else 'a list'}, "
-                                      f"found {type(value).__name__}")
-    return value
+
+def _validated(path: Path, data: Any, model: type[M] | TypeAdapter[Any]) -> Any:
+    try:
+        if isinstance(model, TypeAdapter):
+            return model.validate_python(data)
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise invalid(path, "", exc) from None
 
 
 def fingerprint(folder: Path, files: dict[str, bytes] | None = None) -> str:
@@ -205,65 +281,52 @@ def fingerprint(folder: Path, files: dict[str, bytes] | None = None) -> str:
     return digest.hexdigest()[:16]
 
 
-def final_answer(trajectory: dict[str, Any]) -> str | None:
+def final_answer(trajectory: RecordedTrajectory) -> str | None:
     """The last `final_answer` tool message, else the trajectory's `output`."""
-    for message in reversed(trajectory.get("messages") or []):
+    for message in reversed(trajectory.messages or []):
         if message.get("role") == "tool" and message.get("name") == "final_answer":
             content = message.get("content")
             return content if isinstance(content, str) else json.dumps(content)
-    output = trajectory.get("output")
+    output = trajectory.output
     if output is None or isinstance(output, str):
         return output
     return json.dumps(output)
 
 
-def _usage(raw: Any) -> Usage:
-    raw = raw if isinstance(raw, dict) else {}
-    return Usage(**{k: raw.get(k) for k in ("prompt_tokens", "completion_tokens", "total_tokens")},
-                 cost=raw.get("cost"))
+def _usage(raw: RecordedUsage | None) -> Usage:
+    return Usage(**raw.model_dump()) if raw else Usage()
 
 
-def _grades(attempt_id: str, raw: dict[str, Any], path: Path,
-            grader: str = "recorded") -> list[CriterionGrade]:
+def _grades(attempt_id: str, raw: RecordedGrading, grader: str = "recorded"
+            ) -> list[CriterionGrade]:
     out = []
-    results = _expect(raw.get("verifier_results") or [], list, path, "verifier_results")
-    for i, result in enumerate(results):
-        result = _expect(result, dict, path, f"verifier_results[{i}]")
-        if not result.get("verifier_id"):
-            raise InputError(path, f"verifier_results[{i}].verifier_id", "missing required field")
-        values = result.get("verifier_result_values") or {}
-        grade = values.get("judge_grade")
-        score = result.get("score")
-        if result.get("status", "ok") != "ok" or (grade is None and score is None):
+    for result in raw.verifier_results or []:
+        values = result.verifier_result_values or ResultValues()
+        grade, score = values.judge_grade, result.score
+        if result.status != "ok" or (grade is None and score is None):
             verdict = "unscored"
-        elif grade in ("pass", "fail"):
+        elif grade is not None:
             verdict = grade
         else:
-            verdict = "pass" if float(score) >= 1.0 else "fail"
-        out.append(CriterionGrade(attempt_id=attempt_id, criterion_id=result["verifier_id"],
+            verdict = "pass" if score is not None and score >= 1.0 else "fail"
+        out.append(CriterionGrade(attempt_id=attempt_id, criterion_id=result.verifier_id,
                                   grader=grader, verdict=verdict,
-                                  rationale=values.get("grade_rationale") or "",
-                                  score=None if score is None else float(score)))
+                                  rationale=values.grade_rationale or "", score=score))
     return out
 
 
 def _task_from_run(files: AttemptFiles, task_id: str, row: dict[str, str]) -> Task:
     """The task as the run recorded it (prompt and verifiers), for runs imported without a bench."""
-    path = files.folder / "verifiers.json"
-    verifiers = _expect(files.json("verifiers.json") or [], list, path, "(top level)")
+    verifiers = files.parsed("verifiers.json", Verifiers) or []
     criteria = []
     world_id = row.get("world_id", "")
-    for i, v in enumerate(verifiers):
-        v = _expect(v, dict, path, f"[{i}]")
-        values = v.get("verifier_values") or {}
-        if not v.get("verifier_id"):
-            raise InputError(path, f"[{i}].verifier_id", "missing required field")
-        criteria.append(Criterion(id=v["verifier_id"], text=values.get("criteria", ""),
-                                  primary=bool(values.get("is_primary_objective"))))
-        world_id = world_id or v.get("world_id", "")
-    messages = files.json("initial_messages.json") or []
-    prompt = next((m.get("content", "") for m in messages
-                   if isinstance(m, dict) and m.get("role") == "user"), "")
+    for v in verifiers:
+        values = v.verifier_values or VerifierValues()
+        criteria.append(Criterion(id=v.verifier_id, text=values.criteria,
+                                  primary=bool(values.is_primary_objective)))
+        world_id = world_id or v.world_id or ""
+    messages = files.parsed("initial_messages.json", InitialMessages) or []
+    prompt = next((m.get("content", "") for m in messages if m.get("role") == "user"), "")
     return Task(id=task_id, name=task_id, domain=row.get("domain", ""), world_id=world_id,
                 prompt=prompt if isinstance(prompt, str) else json.dumps(prompt),
                 criteria=criteria, source="runs")
@@ -273,23 +336,22 @@ def _attempt(files: AttemptFiles, variant: str, task_id: str, index: int, model:
              failure: dict[str, Any] | None) -> tuple[Attempt, list[CriterionGrade]]:
     folder = files.folder
     attempt_id = Attempt.make_id(variant, task_id, index)
-    trajectory = files.json("trajectory.json") or {}
-    _expect(trajectory, dict, folder / "trajectory.json", "(top level)")
-    grades_raw = files.json("grades.json")
-    settings = files.json("grading_settings.json") or {}
-    status = grades_raw.get("grading_run_status") if isinstance(grades_raw, dict) else None
+    trajectory = files.parsed("trajectory.json", RecordedTrajectory) or RecordedTrajectory()
+    recorded = files.parsed("grades.json", RecordedGrading)
+    settings = files.parsed("grading_settings.json", GradingSettings) or GradingSettings()
+    status = recorded.grading_run_status if recorded else None
     judge_runs = _judge_runs(folder)
-    completed = [(grader, raw, path) for grader, raw, path in judge_runs
-                 if raw.get("grading_run_status") == "completed"]
+    completed = [(grader, raw) for grader, raw in judge_runs
+                 if raw.grading_run_status == "completed"]
     graded = status == "completed" or bool(completed)
     if graded:
         reason = None
     elif failure is not None:
         reason = str(failure.get("error") or failure.get("status") or "listed in failures file")
     elif judge_runs:
-        grader, raw, _ = judge_runs[0]
-        reason = f"grading by {grader} failed: {raw.get('error') or raw.get('grading_run_status')}"
-    elif grades_raw is None:
+        grader, raw = judge_runs[0]
+        reason = f"grading by {grader} failed: {raw.error or raw.grading_run_status}"
+    elif recorded is None:
         reason = "no grades.json: the attempt never reached grading"
     else:
         reason = f"grading_run_status is {status!r}, not 'completed'"
@@ -300,27 +362,26 @@ def _attempt(files: AttemptFiles, variant: str, task_id: str, index: int, model:
         answer=final_answer(trajectory),
         artifacts=sorted(p.relative_to(folder).as_posix() for p in artifacts_dir.rglob("*")
                          if p.is_file()) if artifacts_dir.is_dir() else [],
-        trajectory=normalise_trajectory(trajectory.get("messages"), "archipelago"),
-        usage=_usage(trajectory.get("usage")),
-        wall_time=trajectory.get("time_elapsed"),
-        agent_status=trajectory.get("status"),
-        judge_model=settings.get("llm_judge_model") if isinstance(settings, dict) else None,
+        trajectory=normalise_trajectory(trajectory.messages, "archipelago"),
+        usage=_usage(trajectory.usage),
+        wall_time=trajectory.time_elapsed,
+        agent_status=trajectory.status,
+        judge_model=settings.llm_judge_model,
         source=str(folder),
         fingerprint=fingerprint(folder, files.files),
     )
-    grades = _grades(attempt_id, grades_raw, folder / "grades.json") if status == "completed" \
-        else []
-    for grader, raw, path in completed:
-        grades += _grades(attempt_id, raw, path, grader)
+    grades = _grades(attempt_id, recorded) if recorded and status == "completed" else []
+    for grader, raw in completed:
+        grades += _grades(attempt_id, raw, grader)
     return attempt, grades
 
 
-def _judge_runs(folder: Path) -> list[tuple[str, dict[str, Any], Path]]:
+def _judge_runs(folder: Path) -> list[tuple[str, RecordedGrading]]:
     """Grading runs written by `rubric-audit grade` beside the recorded one: grades/<judge>.json."""
     runs = []
     for path in sorted((folder / "grades").glob("*.json")):
-        raw = _expect(read_json(path), dict, path, "(top level)")
-        runs.append((f"judge:{raw.get('judge_model') or path.stem}", raw, path))
+        raw = _validated(path, read_json(path), RecordedGrading)
+        runs.append((f"judge:{raw.judge_model or path.stem}", raw))
     return runs
 
 

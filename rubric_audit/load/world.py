@@ -18,7 +18,7 @@ from email.utils import getaddresses, parsedate_to_datetime
 from pathlib import Path, PurePosixPath
 from typing import TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rubric_audit.errors import InputError, invalid, parse_json, read_bytes, too_big
 from rubric_audit.limits import MAX_ARCHIVE_BYTES, check_zip_bytes, read_zip
@@ -34,6 +34,7 @@ from rubric_audit.model import (
     WorldFile,
 )
 
+M = TypeVar("M", bound=BaseModel)
 APPS_DIRS = (".apps_data", "apps_data")
 T = TypeVar("T")
 TEXT_SUFFIXES = {".md", ".txt", ".csv", ".json", ".tsv", ".html", ".xml", ".yaml", ".yml"}
@@ -214,11 +215,39 @@ def _as_list(value: object) -> list[object]:
     return list(value) if isinstance(value, list) else [value]
 
 
-def _chat_json(name: str, data: bytes) -> dict:
-    parsed = parse_json(name, data)
-    if not isinstance(parsed, dict):
-        raise InputError(name, "(top level)", "expected an object")
-    return parsed
+class _Takeout(BaseModel):
+    """Google Chat Takeout files: fields rubric-audit reads are typed, others ignored."""
+
+    model_config = ConfigDict(extra="ignore")
+
+
+class TakeoutUser(_Takeout):
+    name: str = ""
+    email: str = ""
+
+
+class TakeoutGroupInfo(_Takeout):
+    name: str | None = None
+    members: list[TakeoutUser] = Field(default_factory=list)
+
+
+class TakeoutMessage(_Takeout):
+    creator: TakeoutUser | None = None
+    created_date: str = ""
+    text: str = ""
+    topic_id: str | None = None
+    message_id: str | int | None = None
+
+
+class TakeoutMessages(_Takeout):
+    messages: list[TakeoutMessage] = Field(default_factory=list)
+
+
+def _takeout(model: type[M], name: str, data: bytes) -> M:
+    try:
+        return model.model_validate(parse_json(name, data))
+    except ValidationError as exc:
+        raise invalid(Path(name), "", exc) from None
 
 
 def read_chat_space(folder: str, info: bytes | None, messages: bytes | None) -> ChatSpace:
@@ -226,29 +255,17 @@ def read_chat_space(folder: str, info: bytes | None, messages: bytes | None) -> 
     space_name = PurePosixPath(folder).name
     members: list[ChatMember] = []
     if info is not None:
-        meta = _chat_json(f"{folder}/group_info.json", info)
-        space_name = meta.get("name") or space_name
-        try:
-            members = [ChatMember.model_validate({"name": m.get("name", ""),
-                                                  "email": m.get("email", "")})
-                       for m in meta.get("members", [])]
-        except (ValidationError, AttributeError) as exc:
-            raise InputError(f"{folder}/group_info.json", "members", str(exc)) from None
+        meta = _takeout(TakeoutGroupInfo, f"{folder}/group_info.json", info)
+        space_name = meta.name or space_name
+        members = [ChatMember(name=m.name, email=m.email) for m in meta.members]
     out: list[ChatMessage] = []
     if messages is not None:
-        name = f"{folder}/messages.json"
-        for i, m in enumerate(_chat_json(name, messages).get("messages", [])):
-            if not isinstance(m, dict):
-                raise InputError(name, f"messages[{i}]", "expected an object")
-            creator = m.get("creator") or {}
-            try:
-                out.append(ChatMessage(
-                    message_id=str(m.get("message_id") or f"{space_name}#{i}"),
-                    author=creator.get("name", ""), author_email=creator.get("email", ""),
-                    created=m.get("created_date", ""), text=m.get("text", ""),
-                    topic_id=m.get("topic_id")))
-            except ValidationError as exc:
-                raise invalid(Path(name), f"messages[{i}]", exc) from None
+        raw = _takeout(TakeoutMessages, f"{folder}/messages.json", messages)
+        for i, m in enumerate(raw.messages):
+            creator = m.creator or TakeoutUser()
+            out.append(ChatMessage(message_id=str(m.message_id or f"{space_name}#{i}"),
+                                   author=creator.name, author_email=creator.email,
+                                   created=m.created_date, text=m.text, topic_id=m.topic_id))
     return ChatSpace(name=space_name, members=members, messages=out)
 
 

@@ -1,0 +1,248 @@
+"""Unusable input from strangers: each kind is one line naming file and field, exit 2, no traceback.
+
+Every case below once ended in a Python traceback. Each breaks one file of a small valid benchmark
+with recorded runs, runs `audit` (and `serve` where the world is at fault) through the CLI, and
+checks the one line, the exit code, and that an existing output folder is left as it was.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import zipfile
+from collections.abc import Callable
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rubric_audit.cli import app
+from tests.conftest import make_benchmark, make_task, make_variant
+
+runner = CliRunner()
+TASK = make_task()
+ATTEMPT = "runs/m1-base/task_1"
+
+
+def _bench(root: Path, zipped: bool = False) -> Path:
+    make_benchmark(root, tasks=[TASK], zipped=zipped)
+    make_variant(root / "runs", "m1-base", "m/one", [
+        (TASK, 1, {"task_1_c1": "pass", "task_1_c2": "fail"})])
+    return root
+
+
+def _edit_json(path: Path, change: Callable[[object], object]) -> None:
+    path.write_text(json.dumps(change(json.loads(path.read_text())), allow_nan=True))
+
+
+def _set(path: str, *keys: object, value: object) -> Callable[[Path], None]:
+    """Set one value deep in a JSON file of the benchmark."""
+    def edit(root: Path) -> None:
+        def change(data: object) -> object:
+            target = data
+            for key in keys[:-1]:
+                target = target[key]  # type: ignore[index]
+            target[keys[-1]] = value  # type: ignore[index]
+            return data
+        _edit_json(root / path, change)
+    return edit
+
+
+def _write(path: str, content: bytes) -> Callable[[Path], None]:
+    def edit(root: Path) -> None:
+        (root / path).parent.mkdir(parents=True, exist_ok=True)
+        (root / path).write_bytes(content)
+    return edit
+
+
+def _raw_tasks(text: str) -> Callable[[Path], None]:
+    return _write("tasks_and_rubrics.json", text.encode())
+
+
+def _duplicate_verifier(root: Path) -> None:
+    def change(tasks: list) -> list:
+        tasks[0]["rubric"][1]["verifier_id"] = tasks[0]["rubric"][0]["verifier_id"]
+        return tasks
+    _edit_json(root / "tasks_and_rubrics.json", change)
+
+
+def _docx_with_broken_xml(root: Path) -> None:
+    import io
+
+    import docx
+
+    document = docx.Document()
+    document.add_paragraph("hello")
+    buffer = io.BytesIO()
+    document.save(buffer)
+    source = zipfile.ZipFile(buffer)
+    with zipfile.ZipFile(root / "worlds/world_a/filesystem/memo.docx", "w") as out:
+        for info in source.infolist():
+            out.writestr(info.filename, b"<w:document><unclosed"
+                         if info.filename == "word/document.xml" else source.read(info))
+
+
+def _xlsx_with_broken_xml(root: Path) -> None:
+    import io
+
+    import openpyxl
+
+    book = openpyxl.Workbook()
+    book.active["A1"] = 1
+    buffer = io.BytesIO()
+    book.save(buffer)
+    source = zipfile.ZipFile(buffer)
+    with zipfile.ZipFile(root / "worlds/world_a/filesystem/model.xlsx", "w") as out:
+        for info in source.infolist():
+            out.writestr(info.filename, b"<worksheet><unclosed"
+                         if info.filename.endswith("sheet1.xml") else source.read(info))
+
+
+ICS_BAD_DATE = (b"BEGIN:VCALENDAR\r\nVERSION:2.0\r\nBEGIN:VEVENT\r\nUID:e1\r\n"
+                b"DTSTART:tomorrow-ish\r\nSUMMARY:x\r\nEND:VEVENT\r\nEND:VCALENDAR\r\n")
+SPACE = "worlds/world_a/.apps_data/chat/Groups/Space AAA"
+GRADES = f"{ATTEMPT}/grades.json"
+TRAJECTORY = f"{ATTEMPT}/trajectory.json"
+
+# (id, how the benchmark is broken, the file the line must name, the field it must name)
+CASES = [
+    ("weight_nan", _set("tasks_and_rubrics.json", 0, "rubric", 0, "weight", value=float("nan")),
+     "tasks_and_rubrics.json", "[0].rubric[0].weight"),
+    ("weight_infinity", _set("tasks_and_rubrics.json", 0, "rubric", 0, "weight",
+                             value=float("inf")), "tasks_and_rubrics.json", "[0].rubric[0].weight"),
+    ("weight_1e400", _raw_tasks(json.dumps([make_task()]).replace('"is_primary_objective"',
+                                                                  '"weight": 1e400, '
+                                                                  '"is_primary_objective"', 1)),
+     "tasks_and_rubrics.json", "[0].rubric[0].weight"),
+    ("duplicate_verifier_id", _duplicate_verifier, "tasks_and_rubrics.json",
+     "[0].rubric[1].verifier_id"),
+    ("lone_surrogate", _raw_tasks(json.dumps([make_task(prompt="budget \ud800?")])),
+     "tasks_and_rubrics.json", "[0].prompt"),
+    ("deep_json", _raw_tasks("[" * 100_000 + "]" * 100_000), "tasks_and_rubrics.json", None),
+    ("broken_docx_xml", _docx_with_broken_xml, "memo.docx", None),
+    ("broken_xlsx_xml", _xlsx_with_broken_xml, "model.xlsx", None),
+    ("ics_dtstart_not_a_date", _write("worlds/world_a/.apps_data/calendar/work.ics", ICS_BAD_DATE),
+     "work.ics", "DTSTART"),
+    ("chat_messages_not_a_list", _write(f"{SPACE}/messages.json", b'{"messages": "hello"}'),
+     "messages.json", "messages"),
+    ("chat_creator_a_string", _write(f"{SPACE}/messages.json",
+                                     b'{"messages": [{"creator": "Alice", "text": "hi"}]}'),
+     "messages.json", "messages[0].creator"),
+    ("results_csv_not_utf8", _write("runs/m1-base/results.csv", b"task_id,domain\n\xff\xfe,x\n"),
+     "results.csv", None),
+    ("failures_not_utf8", _write("runs/m1-base/results.failures.jsonl", b'{"task_id": "\xff"}\n'),
+     "results.failures.jsonl", None),
+    ("short_csv_row", _write("runs/m1-base/results.csv",
+                             b"task_id,domain,world_id,agent_model\ntask_1,Law\n"),
+     "results.csv", "row 1"),
+    ("score_not_a_number", _set(GRADES, "verifier_results", 0, "score", value="abc"),
+     "grades.json", "verifier_results[0].score"),
+    ("verdict_maybe", _set(GRADES, "verifier_results", 0, "verifier_result_values",
+                           "judge_grade", value="maybe"),
+     "grades.json", "verifier_results[0].verifier_result_values.judge_grade"),
+    ("verifier_values_a_string", _set(GRADES, "verifier_results", 0, "verifier_result_values",
+                                      value="pass"),
+     "grades.json", "verifier_results[0].verifier_result_values"),
+    ("trajectory_messages_a_string", _set(TRAJECTORY, "messages", value="hello"),
+     "trajectory.json", "messages"),
+    ("trajectory_messages_not_objects", _set(TRAJECTORY, "messages", value=["hello", 3]),
+     "trajectory.json", "messages[0]"),
+    ("token_count_a_string", _set(TRAJECTORY, "usage", "total_tokens", value="many"),
+     "trajectory.json", "usage.total_tokens"),
+    ("time_elapsed_a_string", _set(TRAJECTORY, "time_elapsed", value="12 s"),
+     "trajectory.json", "time_elapsed"),
+]
+
+
+def _world_zip(change: Callable[[bytes], bytes] | None = None,
+               extra: dict[str, bytes] | None = None, **zip_options: int) -> Callable[[Path], None]:
+    """The benchmark's world as a zip (built with `zip_options`), its bytes then `change`d."""
+    def edit(root: Path) -> None:
+        folder = root / "worlds" / "world_a"
+        archive = root / "world_files_zipped" / "world_a.zip"
+        archive.parent.mkdir(exist_ok=True)
+        with zipfile.ZipFile(archive, "w", **zip_options) as zf:
+            for path in sorted(folder.rglob("*")):
+                if path.is_file():
+                    zf.writestr(path.relative_to(folder).as_posix(), path.read_bytes() * 20)
+            for name, data in (extra or {}).items():
+                zf.writestr(name, data)
+        if change is not None:
+            archive.write_bytes(change(archive.read_bytes()))
+        shutil.rmtree(folder)
+    return edit
+
+
+def _flip_byte_in(name: bytes) -> Callable[[bytes], bytes]:
+    """Damage the compressed data of one entry (found by its name in the local header)."""
+    def change(data: bytes) -> bytes:
+        at = data.index(name) + len(name) + 40
+        return data[:at] + bytes([data[at] ^ 0xFF]) + data[at + 1:]
+    return change
+
+
+def _encrypted(data: bytes) -> bytes:
+    """Set the 'encrypted' flag of every entry, as a password-protected zip carries it."""
+    out = bytearray(data)
+    for signature, flag_at in ((b"PK\x03\x04", 6), (b"PK\x01\x02", 8)):
+        start = 0
+        while (start := out.find(signature, start)) != -1:
+            out[start + flag_at] |= 1
+            start += 4
+    return bytes(out)
+
+
+def _unknown_method(data: bytes) -> bytes:
+    out = bytearray(data)
+    for signature, method_at in ((b"PK\x03\x04", 8), (b"PK\x01\x02", 10)):
+        start = 0
+        while (start := out.find(signature, start)) != -1:
+            out[start + method_at:start + method_at + 2] = (99).to_bytes(2, "little")
+            start += 4
+    return bytes(out)
+
+
+CASES += [
+    ("zip_crc_error", _world_zip(_flip_byte_in(b"notes.md"), compression=zipfile.ZIP_STORED),
+     "world_a.zip", None),
+    ("zip_truncated", _world_zip(lambda data: data[:len(data) // 2]), "world_a.zip", None),
+    ("zip_encrypted", _world_zip(_encrypted), "world_a.zip", None),
+    ("zip_unknown_method", _world_zip(_unknown_method), "world_a.zip", None),
+    ("zip_file_and_folder_of_one_name", _world_zip(extra={"filesystem/docs": b"x"}),
+     "world_a.zip", "filesystem/docs"),
+]
+
+
+@pytest.mark.parametrize(("break_it", "file", "field"), [c[1:] for c in CASES],
+                         ids=[c[0] for c in CASES])
+def test_unusable_input_is_one_line_and_exit_2(tmp_path: Path, break_it, file: str,
+                                               field: str | None) -> None:
+    root = _bench(tmp_path / "b")
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["audit", str(root), "--out", str(out)]).exit_code == 0
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    break_it(root)
+    result = runner.invoke(app, ["audit", str(root), "--out", str(out)])
+    assert result.exit_code == 2, (result.output, result.exception)
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: ") and file in line, line
+    assert "internal error" not in line
+    if field is not None:
+        assert f": {field}: " in line, line
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+# The workspace reads documents only when the agent asks (a broken docx is then a tool error).
+WORLD_CASES = [c for c in CASES if c[0].startswith(("zip_", "ics_", "chat_"))]
+
+
+@pytest.mark.parametrize(("break_it", "file", "field"), [c[1:] for c in WORLD_CASES],
+                         ids=[c[0] for c in WORLD_CASES])
+def test_serve_refuses_an_unusable_world_in_one_line(tmp_path: Path, break_it, file: str,
+                                                     field: str | None) -> None:
+    root = _bench(tmp_path / "b")
+    break_it(root)
+    result = runner.invoke(app, ["serve", str(root), "task_1"])
+    assert result.exit_code == 2, (result.output, result.exception)
+    [line] = result.stderr.strip().splitlines()
+    assert line.startswith("error: ") and file in line, line

@@ -1,0 +1,110 @@
+"""Fuzzing the loaders: whatever a benchmark or run file holds, nothing but InputError escapes.
+
+Each example replaces one value deep inside one JSON file of a small valid benchmark with recorded
+runs (or one world file with arbitrary bytes) and loads everything the audit loads.
+"""
+
+from __future__ import annotations
+
+import json
+import shutil
+import tempfile
+from collections.abc import Iterator
+from pathlib import Path
+from typing import Any
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from rubric_audit.errors import InputError
+from rubric_audit.load.benchmark import load_benchmark
+from rubric_audit.load.runs import load_runs
+from rubric_audit.load.world import load_task_world
+from tests.conftest import make_benchmark, make_task, make_variant
+
+TASK = make_task()
+JSON_FILES = [
+    "tasks_and_rubrics.json", "world_descriptions.json",
+    "worlds/world_a/.apps_data/chat/Groups/Space AAA/messages.json",
+    "worlds/world_a/.apps_data/chat/Groups/Space AAA/group_info.json",
+    *(f"runs/m1-base/task_1/{name}" for name in (
+        "trajectory.json", "grades.json", "verifiers.json", "initial_messages.json",
+        "grading_settings.json")),
+]
+RAW_FILES = ["worlds/world_a/.apps_data/mail/inbox.mbox",
+             "worlds/world_a/.apps_data/calendar/work.ics", "runs/m1-base/results.csv",
+             "runs/m1-base/results.failures.jsonl", "worlds/world_a/filesystem/docs/notes.docx"]
+
+values = st.recursive(
+    st.none() | st.booleans() | st.integers() | st.floats() | st.text(max_size=20),
+    lambda inner: st.lists(inner, max_size=3) | st.dictionaries(st.text(max_size=8), inner,
+                                                                 max_size=3),
+    max_leaves=8)
+
+
+@pytest.fixture(scope="module")
+def pristine() -> Iterator[Path]:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = make_benchmark(Path(tmp) / "b", tasks=[TASK])
+        make_variant(root / "runs", "m1-base", "m/one", [
+            (TASK, 1, {"task_1_c1": "pass", "task_1_c2": "fail"})])
+        yield root
+
+
+def _places(data: Any, where: tuple = ()) -> list[tuple]:
+    """Every path to a value inside parsed JSON, the top level included."""
+    found = [where]
+    if isinstance(data, dict):
+        for key, item in data.items():
+            found += _places(item, (*where, key))
+    elif isinstance(data, list):
+        for i, item in enumerate(data):
+            found += _places(item, (*where, i))
+    return found
+
+
+def _replaced(data: Any, where: tuple, value: Any) -> Any:
+    if not where:
+        return value
+    *head, last = where
+    target = data
+    for key in head:
+        target = target[key]
+    target[last] = value
+    return data
+
+
+def _load_everything(root: Path) -> None:
+    try:
+        bench = load_benchmark(root)
+        for task in bench.tasks:
+            load_task_world(bench, task)
+        load_runs([root / "runs"])
+    except InputError:
+        pass
+
+
+@settings(max_examples=150, deadline=None, suppress_health_check=[
+    HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(file=st.sampled_from(JSON_FILES), draw=st.data(), value=values)
+def test_any_json_value_anywhere_is_usable_or_an_input_error(pristine: Path, file: str,
+                                                              draw: st.DataObject,
+                                                              value: Any) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(shutil.copytree(pristine, Path(tmp) / "b"))
+        data = json.loads((root / file).read_text())
+        changed = _replaced(data, draw.draw(st.sampled_from(_places(data))), value)
+        (root / file).write_text(json.dumps(changed, allow_nan=True))
+        _load_everything(root)
+
+
+@settings(max_examples=60, deadline=None, suppress_health_check=[
+    HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(file=st.sampled_from(RAW_FILES + JSON_FILES), data=st.binary(max_size=300))
+def test_any_bytes_in_a_file_are_usable_or_an_input_error(pristine: Path, file: str,
+                                                          data: bytes) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        root = Path(shutil.copytree(pristine, Path(tmp) / "b"))
+        (root / file).write_bytes(data)
+        _load_everything(root)
