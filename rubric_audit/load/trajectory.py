@@ -91,13 +91,22 @@ def _chat_call(raw: Any) -> ToolCall | None:
     return ToolCall(id=str(raw.get("id") or ""), name=name, arguments=_arguments(arguments))
 
 
+def _list(value: Any) -> list[Any]:
+    return value if isinstance(value, list) else []
+
+
+def _role(value: Any) -> str | None:
+    """Our role for a source's role name; None for anything else (a list is no role)."""
+    return ROLES.get(value) if isinstance(value, str) else None
+
+
 def from_chat_messages(messages: Any, fmt: str = "archipelago") -> Trajectory:
     """OpenAI-style or inspect_ai chat messages."""
     built = _Builder()
     for message in messages if isinstance(messages, list) else []:
-        if not isinstance(message, dict) or message.get("role") not in ROLES:
+        role = _role(message.get("role")) if isinstance(message, dict) else None
+        if role is None:
             continue
-        role = ROLES[message["role"]]
         text, reasoning = _text(message.get("content"))
         if role == "tool":
             name = message.get("name") or message.get("function") or ""
@@ -107,7 +116,7 @@ def from_chat_messages(messages: Any, fmt: str = "archipelago") -> Trajectory:
             built.result(str(message.get("tool_call_id") or ""), str(name), text, bool(error))
             continue
         own_reasoning = message.get("reasoning_content")
-        calls = [c for c in map(_chat_call, message.get("tool_calls") or []) if c is not None]
+        calls = [c for c in map(_chat_call, _list(message.get("tool_calls"))) if c is not None]
         usage = message.get("usage") if isinstance(message.get("usage"), dict) else {}
         built.add(Step(role=role, text=text,
                        reasoning=own_reasoning if isinstance(own_reasoning, str) else reasoning,
@@ -120,22 +129,23 @@ def from_atif(document: Any) -> Trajectory:
     built = _Builder()
     steps = document.get("steps") if isinstance(document, dict) else None
     for raw in steps if isinstance(steps, list) else []:
-        if not isinstance(raw, dict) or raw.get("source") not in ROLES:
+        role = _role(raw.get("source")) if isinstance(raw, dict) else None
+        if role is None:
             continue
         text, reasoning = _text(raw.get("message"))
         calls = []
-        for call in raw.get("tool_calls") or []:
+        for call in _list(raw.get("tool_calls")):
             if isinstance(call, dict) and isinstance(call.get("function_name"), str):
                 calls.append(ToolCall(id=str(call.get("tool_call_id") or ""),
                                       name=call["function_name"],
                                       arguments=_arguments(call.get("arguments"))))
         metrics = raw.get("metrics") if isinstance(raw.get("metrics"), dict) else {}
         own_reasoning = raw.get("reasoning_content")
-        built.add(Step(role=ROLES[raw["source"]], text=text,
+        built.add(Step(role=role, text=text,
                        reasoning=own_reasoning if isinstance(own_reasoning, str) else reasoning,
                        tool_calls=calls, tokens=_int(metrics.get("completion_tokens"))))
         observation = raw.get("observation") if isinstance(raw.get("observation"), dict) else {}
-        for result in observation.get("results") or []:
+        for result in _list(observation.get("results")):
             if isinstance(result, dict):
                 built.result(str(result.get("source_call_id") or ""), "",
                              _text(result.get("content"))[0], False)

@@ -183,8 +183,12 @@ def read_ics(name: str, data: bytes) -> list[CalendarEvent]:
     def when(event: icalendar.Event, attribute: str) -> str:
         try:
             return getattr(event, attribute).isoformat()
-        except (icalendar.IncompleteComponent, icalendar.InvalidCalendar):
+        except icalendar.IncompleteComponent:  # no such property: an event without an end
             return ""
+        except icalendar.InvalidCalendar as exc:  # a property that is not a date
+            raise InputError(name, f"DT{attribute.upper()}", f"{exc} (event "
+                                                             f"{str(event.get('UID', ''))!r})"
+                             ) from None
 
     def recurrence(event: icalendar.Event) -> list[str]:
         if "RRULE" not in event and "RDATE" not in event:
