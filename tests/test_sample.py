@@ -176,3 +176,50 @@ def test_committed_report_is_what_the_main_job_writes(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     for name in ("audit.json", "findings.jsonl", "report.md", "report.html"):
         assert (out / name).read_text() == (ROOT / "reports" / "sample" / name).read_text(), name
+
+
+AUDIT_SECONDS = """
+import sys, time
+from pathlib import Path
+from rubric_audit.audit import run_audit
+started = time.perf_counter()
+run_audit(Path(sys.argv[1]), None, Path(sys.argv[2]))
+print(time.perf_counter() - started)
+"""
+
+
+def _audit_seconds(bench: Path, out: Path, timeout: float) -> float:
+    """Wall time of the audit alone (imports excluded), in its own process so a stall is cut."""
+    done = subprocess.run([sys.executable, "-c", AUDIT_SECONDS, str(bench), str(out)],
+                          capture_output=True, text=True, timeout=timeout, check=True)
+    return float(done.stdout.strip().splitlines()[-1])
+
+
+def ledger_csv(rows: int) -> str:
+    """A general-ledger export: dates, account codes, amounts with separators and negatives."""
+    lines = ["date,account,description,debit,credit,balance"]
+    balance = 250_000.0
+    for i in range(rows):
+        debit, credit = (i * 7919) % 50_000 / 4, (i * 104_729) % 40_000 / 8
+        balance += debit - credit
+        lines.append(f"2025-{i % 12 + 1:02d}-{i % 28 + 1:02d},{4000 + i % 90},"
+                     f"Invoice {10_000 + i} accrual,\"{debit:,.2f}\",\"{credit:,.2f}\","
+                     f"\"({balance:,.2f})\"" if i % 9 == 0 else
+                     f"2025-{i % 12 + 1:02d}-{i % 28 + 1:02d},{4000 + i % 90},"
+                     f"Payment {20_000 + i},\"{debit:,.2f}\",\"{credit:,.2f}\",\"{balance:,.2f}\"")
+    return "\n".join(lines) + "\n"
+
+
+def test_a_40_kb_numeric_csv_keeps_the_audit_within_twice_the_plain_one(tmp_path: Path) -> None:
+    """Real worlds hold dozens of ledgers: reading one must cost about what its size says."""
+    import shutil
+
+    plain = Path(shutil.copytree(SAMPLE, tmp_path / "plain"))
+    with_ledger = Path(shutil.copytree(SAMPLE, tmp_path / "ledger"))
+    csv = ledger_csv(600)
+    assert 38_000 <= len(csv) <= 48_000
+    (with_ledger / "worlds/world_halvorsen_lund/filesystem/Project_Nordlys/GL_2025.csv"
+     ).write_text(csv)
+    base = _audit_seconds(plain, tmp_path / "out_plain", timeout=300)
+    with_csv = _audit_seconds(with_ledger, tmp_path / "out_ledger", timeout=max(60, 4 * base))
+    assert with_csv <= 2 * base, (base, with_csv)
