@@ -1,10 +1,16 @@
-"""Review app speed on a large audit: time to open 10,000 attempts and to move between tasks.
+"""Review app speed on a large audit: time to open 10,000 attempts and to move between tasks, and
+to open the Trajectory tab on a 5,000-step attempt.
 
-    python bench/tui_open.py [--tasks 2500] [--attempts 4] [--moves 100]
+    python bench/tui_open.py [--tasks 2500] [--attempts 4] [--moves 100] [--steps 5000]
 
-Targets: open < 1 s, move < 50 ms. The audit.db is generated in a temporary folder. A move is
-timed two ways: key press to idle through Pilot (which also waits out the list's scroll animation
-and its own settling pauses), and the app's move handler with the repaint it schedules.
+Targets: open < 1 s, move < 50 ms, Trajectory tab < 200 ms. The audit.db is generated in a
+temporary folder. A move is timed two ways: key press to idle through Pilot (which also waits out
+the list's scroll animation and its own settling pauses), and the app's move handler with the
+repaint it schedules. The Trajectory tab is timed from its key to its first line of steps drawn (the
+trajectory read from audit.db and decompressed), to idle, and to the apps, files and answer's
+numbers traced (in a thread), on an attempt whose every step calls a tool with a 1 kB result
+(5 MB of tool output at 5,000 steps); the Findings tab's key to idle is the app's own cost of a
+tab switch.
 """
 
 from __future__ import annotations
@@ -18,7 +24,7 @@ from pathlib import Path
 
 from rubric_audit.load.runs import RecordedRuns
 from rubric_audit.load.trajectory import normalise_trajectory
-from rubric_audit.model import Attempt, Criterion, CriterionGrade, Gold, Task
+from rubric_audit.model import Attempt, Criterion, CriterionGrade, Gold, Step, Task, ToolCall, Trajectory
 from rubric_audit.store import AuditStore
 from tui.app import ReviewApp
 from tui.data import ReviewData
@@ -68,6 +74,75 @@ async def measure(out: Path, moves: int) -> tuple[float, float, float]:
     return opened, pressed, handled
 
 
+def build_long(db: Path, steps: int) -> None:
+    """One task whose attempt has `steps` steps, each a sheet read returning 1 kB of cells."""
+    task = Task(id="task_long", name="long", world_id="w", prompt="What is Q3 revenue?",
+                criteria=[Criterion(id="c", text="States Q3 revenue of 151.2m")])
+    cells = " ".join(f"B{row}={row * 1.37:.2f}" for row in range(1, 80))[:1000]
+    trajectory = Trajectory(format="archipelago", steps=[
+        Step(role="assistant", text=f"Reading block {i}.", tool_calls=[ToolCall(
+            id=f"c{i}", name="files_read_sheet", arguments=f'{{"path": "Q3.xlsx", "range": "{i}"}}',
+            result=f"Q3!block {i}: {cells}" + (" Q3!B12=151.2" if i == steps // 2 else ""))])
+        for i in range(steps)])
+    attempt = Attempt(id="v/task_long/1", task_id=task.id, model="m", variant="v", index=1,
+                      state="graded", answer="Q3 revenue was $151.2m; $731.9m overall.",
+                      fingerprint="long", trajectory=trajectory)
+    runs = RecordedRuns(attempts=[attempt], tasks={task.id: task}, grades=[CriterionGrade(
+        attempt_id=attempt.id, criterion_id="c", grader="recorded", verdict="fail")])
+    with AuditStore(db) as store, store.transaction():
+        store.add_runs(runs)
+
+
+async def measure_trajectory(out: Path, repeats: int = 5) -> dict[str, float]:
+    """Medians of: the Trajectory tab's key to idle (steps drawn), the key to the apps, files and
+    answer's numbers traced and marked, unfolding a result, and, as the app's own cost of
+    switching to a tab that takes the keys, the Findings tab's key to idle."""
+    from tui.widgets.trajectory import StepsView
+
+    drawn: list[float] = []
+    render_line = StepsView.render_line
+
+    def timed_render_line(view: StepsView, y: int):  # the first line of steps drawn, timed
+        if view.trajectory is not None and not drawn:
+            drawn.append(time.perf_counter())
+        return render_line(view, y)
+
+    StepsView.render_line = timed_render_line  # type: ignore[method-assign]
+    data = ReviewData(out, "bench")
+    app = ReviewApp(data)
+    times: dict[str, list[float]] = {"open": [], "drawn": [], "traced": [], "unfold": [],
+                                     "findings": []}
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        for _ in range(repeats):
+            await app.refresh_all()  # the task shown afresh: its trajectory is read again
+            await pilot.pause()
+            start = time.perf_counter()
+            await pilot.press("f3")
+            await pilot.pause()
+            times["findings"].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            drawn.clear()
+            await pilot.press("f6")
+            await pilot.pause()
+            times["open"].append(time.perf_counter() - start)
+            times["drawn"].append(drawn[0] - start)
+            await app.workers.wait_for_complete()
+            await pilot.pause()
+            times["traced"].append(time.perf_counter() - start)
+            start = time.perf_counter()
+            await pilot.press("down", "enter")
+            await pilot.pause()
+            times["unfold"].append(time.perf_counter() - start)
+            await pilot.press("f1")
+            await pilot.pause()
+        view = app.query_one(StepsView)
+        assert view.marks, "the answer's numbers were traced"
+        lines = len(view.rows)
+    data.close()
+    return {"lines": lines} | {k: sorted(v)[len(v) // 2] for k, v in times.items()}
+
+
 def run_measure(out: Path, moves: int, animations: bool) -> tuple[float, float, float]:
     os.environ["TEXTUAL_ANIMATIONS"] = "full" if animations else "none"
     return asyncio.run(measure(out, moves))
@@ -78,7 +153,17 @@ def main() -> None:
     parser.add_argument("--tasks", type=int, default=2500)
     parser.add_argument("--attempts", type=int, default=4)
     parser.add_argument("--moves", type=int, default=100)
+    parser.add_argument("--steps", type=int, default=5000)
     args = parser.parse_args()
+    os.environ["TEXTUAL_ANIMATIONS"] = "none"
+    with tempfile.TemporaryDirectory() as tmp:
+        build_long(Path(tmp) / "audit.db", args.steps)
+        t = asyncio.run(measure_trajectory(Path(tmp)))
+        print(f"trajectory steps={args.steps} lines={t['lines']:.0f} "
+              f"steps-drawn={t['drawn'] * 1000:.0f}ms (target < 200 ms, ratio "
+              f"{t['drawn'] / 0.2:.2f}) key-to-idle={t['open'] * 1000:.0f}ms (Findings tab "
+              f"{t['findings'] * 1000:.0f}ms) traced={t['traced'] * 1000:.0f}ms "
+              f"unfold={t['unfold'] * 1000:.0f}ms")
     with tempfile.TemporaryDirectory() as tmp:
         out = Path(tmp)
         build(out / "audit.db", args.tasks, args.attempts)

@@ -205,7 +205,8 @@ class ReviewApp(App[None]):
         notes = [f"{r.reviewer}: {r.note}" for r in self.data.notes(task_id)]
         await view.show(Shown(self.data.details(task_id), notes,
                               lambda: world_items(self.data, task_id),
-                              self.data.finding_marks(task_id), expanded=self.expanded))
+                              self.data.finding_marks(task_id), expanded=self.expanded,
+                              trajectory=self.data.store.trajectory))
 
     async def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
         if event.option_list.id == "tasks" and event.option_index != self.position:
@@ -282,10 +283,10 @@ class ReviewApp(App[None]):
         self.query_one(TaskView).scroll_page(direction)
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        """The Findings tab takes the arrow keys (to pick a finding); the others leave them to
-        the task list."""
-        findings = event.pane.id == f"tab-{FindingsTab.name}"
-        self.query_one("#findings" if findings else "#tasks", OptionList).focus()
+        """A tab with a list of its own (findings, trajectory steps) takes the arrow keys; the
+        others leave them to the task list."""
+        view = self.query_one(TaskView)
+        (view.tab(view.active).focused() or self.query_one("#tasks", OptionList)).focus()
 
     async def action_judge_finding(self, verdict: str) -> None:
         """Judge the finding under the cursor of the Findings tab (the same key again

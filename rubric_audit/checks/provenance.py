@@ -15,10 +15,11 @@ numbers are read by a plain pattern; the answer's by the project's quantity pars
 
 from __future__ import annotations
 
-import bisect
 import re
 from collections.abc import Iterator
 from typing import Literal
+
+import numpy as np
 
 from rubric_audit.checks.numbers import Quantity, find_quantities
 from rubric_audit.model import Attempt, Finding, Record, Trajectory
@@ -29,7 +30,7 @@ MIN_SIGNIFICANT_DIGITS = 2
 MAX_POOL_FOR_PAIRS = 5_000
 CONTEXT = 40
 ESCAPED_SPACE = re.compile(r"\\[tnr]")
-PLAIN_NUMBER = re.compile(r"(?<![\w.])(?:\d{1,3}(?:,\d{3})+(?:\.\d+)?|\d+(?:\.\d+)?(?:[eE][-+]?\d+)?)")
+PLAIN_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d+)*(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
 class ValueSource(Record):
@@ -49,55 +50,87 @@ class ValueSource(Record):
         return f"{self.text} appears in no tool result and is not computed from values seen"
 
 
-Found = tuple[float, int, str, str, int]  # value, step, tool, context, significant digits
-
-
 class _Seen:
-    """Every number of the prompt and the tool results, sorted by value, with where it was."""
+    """Every number of the prompt and the tool results, as arrays (a long trajectory holds
+    hundreds of thousands); where a number was is worked out only for the one reported."""
 
     def __init__(self, trajectory: Trajectory) -> None:
-        found: list[Found] = []
+        self.sources: list[tuple[int, str, str]] = []  # step, tool, text
+        tokens: list[str] = []
+        counts: list[int] = []
         for index, step in enumerate(trajectory.steps):
             if step.role in ("system", "user"):
-                found += _numbers(step.text, index, "prompt", set())
+                counts.append(self._add(index, "prompt", step.text, "", tokens))
             for call in step.tool_calls:
                 if call.result and call.name not in FINAL_ANSWER_TOOLS:
-                    echoed = {value for value, *_ in _numbers(call.arguments, index, "", set())}
-                    found += _numbers(call.result, index, call.name, echoed)
-        found.sort(key=lambda f: (f[0], f[1]))
-        self.entries = found
-        self.values = [f[0] for f in found]
-        # operands of a computation: two significant digits or more, so "2 - 0.06" is no reason
-        self.distinct = sorted({f[0] for f in found if f[4] >= MIN_SIGNIFICANT_DIGITS})
+                    counts.append(self._add(index, call.name, call.result, call.arguments, tokens))
+        values = np.array(tokens, dtype=float) if tokens else np.zeros(0)
+        owners = np.repeat(np.arange(len(counts), dtype=np.int64), counts)
+        kept = values != 0
+        self.values, self.owners = values[kept], owners[kept]
+        self.tokens = [t for t, keep in zip(tokens, kept.tolist(), strict=True) if keep]
+        self._pool: np.ndarray | None = None
 
-    def first(self, low: float, high: float, digits: int | None) -> Found | None:
-        """The earliest number in [low, high]; with `digits`, only one written to at least that
-        many significant digits."""
-        start, end = bisect.bisect_left(self.values, low), bisect.bisect_right(self.values, high)
-        return min((f for f in self.entries[start:end] if digits is None or f[4] >= digits),
-                   key=lambda f: f[1], default=None)
+    def _add(self, step: int, tool: str, text: str, arguments: str, tokens: list[str]) -> int:
+        """Add a source's numbers to `tokens`; returns how many."""
+        found = _readings(PLAIN_NUMBER.findall(ESCAPED_SPACE.sub(" ", text)))
+        echoed = set(_readings(PLAIN_NUMBER.findall(arguments)))
+        if echoed:  # a result that repeats its call's own arguments (a todo list) is no source
+            found = [t for t in found if t not in echoed]
+        tokens += found
+        self.sources.append((step, tool, text))
+        return len(found)
 
-    def has(self, low: float, high: float) -> bool:
-        return bisect.bisect_right(self.distinct, high) > bisect.bisect_left(self.distinct, low)
+    def first(self, low: float, high: float, digits: int | None) -> tuple[int, str, str] | None:
+        """(step, tool, context) of the earliest number in [low, high]; with `digits`, only one
+        written to at least that many significant digits."""
+        hits = np.nonzero((self.values >= low) & (self.values <= high))[0]
+        hits = [int(i) for i in hits if digits is None or _significant(self.tokens[i]) >= digits]
+        if not hits:
+            return None
+        best = min(hits, key=lambda i: (self.sources[self.owners[i]][0], i))
+        step, tool, text = self.sources[self.owners[best]]
+        return step, tool, _context(text, self.tokens[best])
+
+    def pool(self) -> np.ndarray:
+        """Distinct values written to two significant digits or more: operands of a computation
+        ("2 - 0.06" is no reason)."""
+        if self._pool is None:
+            distinct = np.unique(self.values)
+            if len(distinct) > MAX_POOL_FOR_PAIRS:
+                self._pool = distinct
+            else:
+                precise = {float(t) for t in set(self.tokens)
+                           if _significant(t) >= MIN_SIGNIFICANT_DIGITS}
+                self._pool = np.array(sorted(precise), dtype=float)
+        return self._pool
+
+    def any_between(self, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+        """For each [low, high], whether a pool value lies in it."""
+        pool = self.pool()
+        return np.searchsorted(pool, high, side="right") > np.searchsorted(pool, low, "left")
+
+
+def _readings(found: list[str]) -> list[str]:
+    """"1,234" is one number in prose and two cells in CSV: both readings are kept."""
+    grouped = [w for w in found if "," in w]
+    if not grouped:
+        return found
+    return [w for w in found if "," not in w] + [
+        reading for w in grouped for reading in (w.replace(",", ""), *w.split(","))]
+
+
+def _context(text: str, token: str) -> str:
+    text = ESCAPED_SPACE.sub(" ", text)
+    at = text.find(token)
+    if at < 0:  # a reading of "1,234" as cells
+        at = text.find(token.split(".")[0])
+    at = max(at, 0)
+    return " ".join(text[max(0, at - CONTEXT):at + len(token) + CONTEXT].split())
 
 
 def _significant(written: str) -> int:
     return len(re.sub(r"\D", "", written.split("e")[0].split("E")[0]).lstrip("0"))
-
-
-def _numbers(text: str, step: int, tool: str, echoed: set[float]) -> list[Found]:
-    text = ESCAPED_SPACE.sub(" ", text)  # JSON-escaped tables: "\\t622.85" is a cell
-    out = []
-    for match in PLAIN_NUMBER.finditer(text):
-        written = match.group(0)
-        snippet = " ".join(text[max(0, match.start() - CONTEXT):match.end() + CONTEXT].split())
-        # "1,234" is one number in prose and two cells in CSV: keep both readings
-        readings = [written.replace(",", ""), *written.split(",")] if "," in written else [written]
-        for reading in readings:
-            value = float(reading)
-            if value != 0 and value not in echoed:
-                out.append((value, step, tool, snippet, _significant(reading)))
-    return out
 
 
 def _interval(q: Quantity) -> tuple[float, float]:
@@ -109,38 +142,43 @@ def _interval(q: Quantity) -> tuple[float, float]:
 
 def _computed(seen: _Seen, low: float, high: float) -> str | None:
     """How two values seen give a value in [low, high] (a sum, difference, ratio or change)."""
-    pool = seen.distinct
+    pool = seen.pool()
     if len(pool) > MAX_POOL_FOR_PAIRS:
         return f"not tested: {len(pool):,} numbers seen, too many for a pair to mean anything"
+    ways = (("sum of {b:g} and {a:g}", lambda lo, hi: (lo - pool, hi - pool), lambda m: m - pool),
+            ("difference of {a:g} and {b:g}", lambda lo, hi: (pool + lo, pool + hi),
+             lambda m: pool + m),
+            ("ratio of {a:g} to {b:g}", lambda lo, hi: (pool * lo, pool * hi), lambda m: pool * m),
+            ("change from {b:g} to {a:g}", lambda lo, hi: (pool * (1 + lo), pool * (1 + hi)),
+             lambda m: pool * (1 + m)))
     for scale in SCALES:
         lo, hi = low / scale, high / scale
-        for b in pool:
-            if seen.has(lo - b, hi - b):
-                return f"sum of {b:g} and {(lo + hi) / 2 - b:g} (values seen)"
-            if seen.has(b + lo, b + hi):
-                return f"difference of {b + (lo + hi) / 2:g} and {b:g} (values seen)"
-            if seen.has(b * lo, b * hi):
-                return f"ratio of {b * (lo + hi) / 2:g} to {b:g} (values seen)"
-            if hi < 1 and seen.has(b * (1 + lo), b * (1 + hi)):
-                return f"change from {b:g} to {b * (1 + (lo + hi) / 2):g} (values seen)"
+        for i, (text, bounds, other) in enumerate(ways):
+            if i == 3 and hi >= 1:
+                continue  # a change of more than 100%: no percentage reads that way
+            found = np.nonzero(seen.any_between(*bounds(lo, hi)))[0]
+            if len(found):
+                b = float(pool[found[0]])
+                return text.format(a=float(other((lo + hi) / 2)[found[0]]), b=b) + " (values seen)"
     return None
 
 
 def answer_provenance(answer: str, trajectory: Trajectory) -> list[ValueSource]:
     """Each number of the answer (two significant digits or more), and its source."""
+    judged = [q for q in find_quantities(answer) if _significant(q.text) >= MIN_SIGNIFICANT_DIGITS]
+    if not judged:
+        return []
     seen = _Seen(trajectory)
     out = []
-    for q in find_quantities(answer):
+    for q in judged:
         digits = _significant(q.text)
-        if digits < MIN_SIGNIFICANT_DIGITS:
-            continue
         low, high = _interval(q)
         # a value written as precisely as the answer's first; a shorter one (3 for 3.00) after
         hit = next((h for need in (digits, None) for scale in SCALES
                     if (h := seen.first(low / scale, high / scale, need)) is not None), None)
         if hit is not None:
-            out.append(ValueSource(text=q.text, status="seen", step=hit[1], tool=hit[2],
-                                   where=hit[3]))
+            out.append(ValueSource(text=q.text, status="seen", step=hit[0], tool=hit[1],
+                                   where=hit[2]))
             continue
         how = _computed(seen, low, high)
         out.append(ValueSource(text=q.text, status="computed" if how else "unsupported",

@@ -4,46 +4,17 @@ listing it in `TABS`: the task view, its F-key and the help screen follow from t
 from __future__ import annotations
 
 from collections.abc import Callable
-from dataclasses import dataclass, field
-from typing import ClassVar
 
 from rich.markdown import Markdown as RichMarkdown
 from rich.text import Text
 from textual.app import ComposeResult
-from textual.containers import Horizontal, Vertical, VerticalScroll
+from textual.containers import Horizontal, VerticalScroll
 from textual.widget import Widget
 from textual.widgets import OptionList, Static
 
-from tui.data import TaskDetails
 from tui.render import finding_option, findings_keys_hint, gold_text, overview_renderable
-
-
-@dataclass
-class Shown:
-    """Everything the tabs show for the task under the cursor."""
-
-    details: TaskDetails
-    notes: list[str]
-    world: Callable[[], list[tuple[str, str]]]
-    finding_marks: dict[str, str] = field(default_factory=dict)  # finding key -> mark text
-    expanded: bool = False
-
-
-class EvidenceTab(Vertical):
-    """One tab's content; `show` fills it for a task, `scroll_page` pages through it."""
-
-    name: ClassVar[str]
-    title: ClassVar[str]
-
-    async def show(self, shown: Shown) -> None:
-        raise NotImplementedError
-
-    def scrollables(self) -> list[Widget]:
-        return list(self.query(VerticalScroll))
-
-    def scroll_page(self, direction: int) -> None:
-        for widget in self.scrollables():
-            (widget.scroll_page_down if direction > 0 else widget.scroll_page_up)(animate=False)
+from tui.widgets.evidence import EvidenceTab, Shown
+from tui.widgets.trajectory import TrajectoryTab
 
 
 class OverviewTab(EvidenceTab):
@@ -86,6 +57,9 @@ class FindingsTab(EvidenceTab):
     def compose(self) -> ComposeResult:
         yield Static(id="findings-summary")
         yield OptionList(id="findings")
+
+    def focused(self) -> Widget | None:
+        return self.query_one("#findings", OptionList)
 
     def scrollables(self) -> list[Widget]:
         return [self.query_one("#findings", OptionList)]
@@ -156,4 +130,5 @@ class WorldTab(EvidenceTab):
                 RichMarkdown(self._items[event.option_index][1]))
 
 
-TABS: tuple[type[EvidenceTab], ...] = (OverviewTab, AnswersTab, FindingsTab, GoldTab, WorldTab)
+TABS: tuple[type[EvidenceTab], ...] = (OverviewTab, AnswersTab, FindingsTab, GoldTab, WorldTab,
+                                       TrajectoryTab)

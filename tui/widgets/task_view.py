@@ -9,7 +9,7 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import TabbedContent, TabPane
 
-from tui.widgets.tabs import TABS, EvidenceTab, FindingsTab, Shown, WorldTab
+from tui.widgets.tabs import TABS, EvidenceTab, FindingsTab, Shown
 
 
 class TaskView(Vertical):
@@ -44,9 +44,7 @@ class TaskView(Vertical):
     async def show(self, shown: Shown) -> None:
         for tab in TABS:
             await self.tab(tab.name).show(shown)
-        if self.active == WorldTab.name:
-            self.query_one(WorldTab).opened()
+        self.tab(self.active).opened()
 
     def on_tabbed_content_tab_activated(self, event: TabbedContent.TabActivated) -> None:
-        if event.pane.id == f"tab-{WorldTab.name}":
-            self.query_one(WorldTab).opened()
+        self.tab((event.pane.id or "").removeprefix("tab-")).opened()

@@ -1,0 +1,107 @@
+"""The Trajectory tab on the real recorded runs, through Textual's Pilot."""
+
+from __future__ import annotations
+
+import re
+import shutil
+from html import unescape
+from pathlib import Path
+
+import pytest
+
+from rubric_audit.audit import check_provenance, import_runs
+from rubric_audit.store import AuditStore
+from tests.conftest import SHARED_RUNS
+from tui.app import ReviewApp
+from tui.data import ReviewData
+from tui.widgets.trajectory import StepsView, row_text
+
+pytestmark = pytest.mark.anyio
+BLIND = "task_34254f339d6e4f65b59bb2bd97e606e2"  # baseline answered without reading a file
+DCF = "task_ad52b80191404ec2afc47fc1c29604b4"  # both variants computed 48.31 in code
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("runs") / "out"
+    out.mkdir()
+    import_runs([SHARED_RUNS], out / "audit.db", None)
+    with AuditStore(out / "audit.db") as store:
+        check_provenance(store)
+    return out
+
+
+@pytest.fixture
+def out(imported: Path, tmp_path: Path) -> Path:
+    copy = tmp_path / "out"
+    shutil.copytree(imported, copy)
+    return copy
+
+
+def screen_text(app: ReviewApp) -> str:
+    svg = app.export_screenshot()
+    return unescape("".join(re.findall(r">([^<]*)</text>", svg))).replace("\xa0", " ")
+
+
+async def open_task(app: ReviewApp, pilot, task_id: str) -> None:
+    await pilot.press("a")  # the queue of all tasks
+    app.position = app.task_ids.index(task_id)
+    await app.show_task()
+    await pilot.press("f6")
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_the_tab_shows_tool_calls_and_unfolds_a_result(out: Path) -> None:
+    app = ReviewApp(ReviewData(out, "ana"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        await open_task(app, pilot, DCF)
+        view = app.query_one(StepsView)
+        assert view.has_focus, "the steps take the arrow keys"
+        lines = [row_text(view.trajectory, r, view.unfolded)[0] for r in view.rows]
+        assert any("→ sheets_server_sheets" in line and "list_tabs" in line for line in lines)
+        text = screen_text(app)
+        assert "→ toolbelt_list_tools" in text and "never opened: mail, calendar, chat" in text
+        assert "Project Vanguard - DCF Model v1.xlsx" in text, "files opened"
+        # the first call with a result: move onto it and unfold it
+        target = next(i for i, r in enumerate(view.rows) if r.call >= 0)
+        for _ in range(target):
+            await pilot.press("down")
+        folded = len(view.rows)
+        await pilot.press("enter")
+        await pilot.pause()
+        assert len(view.rows) > folded and view.rows[target + 1].body is not None
+        body = view.rows[target + 1].body or ""
+        assert body[:40] in screen_text(app), "the result's lines are drawn"
+        await pilot.press("down", "enter")  # Enter inside the result folds it again
+        await pilot.pause()
+        assert len(view.rows) == folded and view.cursor == target
+        first = view.trajectory
+        await pilot.press("right")  # the other variant's attempt of the task
+        await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
+        assert view.trajectory is not first and "grok43high-dc-rs #1" in screen_text(app)
+
+
+async def test_answer_numbers_are_marked_where_first_seen_or_said_unsupported(out: Path) -> None:
+    app = ReviewApp(ReviewData(out, "ana"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        await open_task(app, pilot, DCF)
+        view = app.query_one(StepsView)
+        [(key, mark)] = view.marks.items()
+        assert mark == "◆ 48.31 first seen here"
+        call = view.trajectory.steps[key[0]].tool_calls[key[1]]
+        assert call.name == "code_execution_server_code_exec" and "48.31" in (call.result or "")
+        assert "48.31 first seen in step" in screen_text(app)
+        await open_task(app, pilot, BLIND)
+        text = screen_text(app)
+        assert "21.5% appears in no tool result" in text and "files opened: none" in text

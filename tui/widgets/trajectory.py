@@ -1,0 +1,348 @@
+"""The Trajectory tab: what an attempt did, step by step, with where its answer's numbers came from.
+
+At the top, the apps the attempt used (and those it never opened), the files it opened, its final
+answer and each answer number's source. Below, one line per step and per tool call with its
+arguments; a call's result (and a step's full text) unfolds on Enter. The steps are drawn with
+Textual's line API, so only the lines on screen are rendered: a 5,000-step attempt opens as fast
+as a short one. The trajectory is read from audit.db only when the tab is open.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Callable
+from dataclasses import dataclass
+from typing import ClassVar
+
+from rich.segment import Segment
+from rich.style import Style
+from rich.text import Text
+from textual import work
+from textual.app import ComposeResult
+from textual.binding import Binding, BindingType
+from textual.containers import Horizontal, Vertical
+from textual.geometry import Size
+from textual.message import Message
+from textual.scroll_view import ScrollView
+from textual.strip import Strip
+from textual.widget import Widget
+from textual.widgets import OptionList, Static
+
+from rubric_audit.apps import WORLD_APPS, files_opened, trajectory_apps
+from rubric_audit.checks.provenance import ValueSource, answer_provenance
+from rubric_audit.model import Attempt, Step, Trajectory
+from tui.widgets.evidence import EvidenceTab, Shown
+
+LINE_CHARS = 400  # a line is cut here; the view is as wide as the screen anyway
+MAX_RESULT_LINES = 500  # an unfolded result shows this many lines, then says how many are left
+CONTROL = re.compile(r"[\x00-\x1f\x7f]")
+STYLES = {"system": Style(dim=True), "user": Style(color="cyan"),
+          "assistant": Style(bold=True), "tool": Style(color="magenta"),
+          "call": Style(color="green"), "error": Style(color="red"),
+          "body": Style(dim=True), "mark": Style(color="yellow", bold=True)}
+CURSOR = Style(reverse=True)
+
+
+@dataclass(slots=True, frozen=True)
+class Row:
+    """One line of the steps view: a step's line (call -1), a call's line, or a line of an
+    unfolded part (`body`). Its text is made only when it is on screen."""
+
+    step: int
+    call: int = -1
+    body: str | None = None
+
+
+def _line(text: str) -> str:
+    return " ".join(CONTROL.sub(" ", text[:LINE_CHARS]).split())
+
+
+def _lines(text: str) -> list[str]:
+    """A text as display lines; a JSON-escaped table ("a\\tb\\nc") is shown as the table."""
+    if "\n" not in text and "\\n" in text:
+        text = text.replace("\\r\\n", "\n").replace("\\n", "\n").replace("\\t", "  ")
+    out = []
+    for number, line in enumerate(text.splitlines()):
+        if number == MAX_RESULT_LINES:
+            out.append(f"… {text.count(chr(10)) + 1 - MAX_RESULT_LINES:,} more lines")
+            break
+        out.append(CONTROL.sub(" ", line[:LINE_CHARS]))
+    return out
+
+
+def _size(text: str) -> str:
+    return f"{len(text):,} chars" if len(text) < 10_000 else f"{len(text) / 1000:,.0f}k chars"
+
+
+def source_marks(sources: list[ValueSource], trajectory: Trajectory) -> dict[tuple[int, int], str]:
+    """(step, call) -> the answer numbers first seen in that call's result."""
+    marks: dict[tuple[int, int], list[str]] = {}
+    for source in sources:
+        if source.status != "seen" or source.step is None:
+            continue
+        step = trajectory.steps[source.step]
+        call = next((i for i, c in enumerate(step.tool_calls) if c.name == source.tool), -1)
+        marks.setdefault((source.step, call), []).append(source.text)
+    return {key: "◆ " + ", ".join(dict.fromkeys(texts)) + " first seen here"
+            for key, texts in marks.items()}
+
+
+def _step_text(step: Step) -> str:
+    return step.text or (f"(thinking) {step.reasoning}" if step.reasoning else "")
+
+
+def _foldable(trajectory: Trajectory, row: Row) -> bool:
+    if row.body is not None:
+        return False
+    step = trajectory.steps[row.step]
+    if row.call >= 0:
+        return step.tool_calls[row.call].result is not None
+    text = _step_text(step)
+    return "\n" in text or len(text) > 120
+
+
+def trajectory_rows(trajectory: Trajectory, unfolded: set[tuple[int, int]]) -> list[Row]:
+    """The steps view's lines: one per step and per call, and the unfolded parts in full."""
+    rows: list[Row] = []
+    for i, step in enumerate(trajectory.steps):
+        rows.append(Row(i))
+        if (i, -1) in unfolded:
+            rows += [Row(i, -1, line) for line in _lines(_step_text(step))]
+        for j, call in enumerate(step.tool_calls):
+            rows.append(Row(i, j))
+            if (i, j) in unfolded and call.result is not None:
+                rows += [Row(i, j, line) for line in _lines(call.result)]
+    return rows
+
+
+def row_text(trajectory: Trajectory, row: Row, unfolded: set[tuple[int, int]]) -> tuple[str, str]:
+    """(text, style) of one line of the steps view."""
+    if row.body is not None:
+        return f"{'          ' if row.call >= 0 else '        '}│ {row.body}", "body"
+    step = trajectory.steps[row.step]
+    fold = ("▾" if (row.step, row.call) in unfolded else "▸") if _foldable(trajectory, row) \
+        else " "
+    if row.call < 0:
+        tokens = f" [{step.tokens:,} tokens]" if step.tokens else ""
+        return f"{fold}{row.step:>5} {step.role:<9} {_line(_step_text(step))}{tokens}", step.role
+    call = step.tool_calls[row.call]
+    outcome = "no result" if call.result is None else \
+        f"{'error, ' if call.error else ''}{_size(call.result)}"
+    style = "error" if call.error else "tool" if step.role == "tool" else "call"
+    return f"{fold}      → {call.name} {_line(call.arguments)}  ({outcome})", style
+
+
+@dataclass
+class Traced:
+    """What is worked out from a whole trajectory: apps used, files opened, the answer's sources."""
+
+    apps: dict[str, int]
+    files: list[str]
+    sources: list[ValueSource]
+
+
+def trace(attempt: Attempt, trajectory: Trajectory) -> Traced:
+    return Traced(trajectory_apps(trajectory), files_opened(trajectory),
+                  answer_provenance(attempt.answer, trajectory) if attempt.answer else [])
+
+
+def trajectory_summary(attempt: Attempt, trajectory: Trajectory | None,
+                       traced: Traced | None) -> Text:
+    """What the attempt used and opened, its answer, and where the answer's numbers came from
+    (`traced` None: still being worked out)."""
+    out = Text()
+    out.append(f"{attempt.variant} #{attempt.index} · {attempt.model}", "bold")
+    if trajectory is None:
+        return out.append("\nNo trajectory was recorded for this attempt.")
+    tokens = f" · {attempt.usage.total_tokens:,} tokens" if attempt.usage.total_tokens else ""
+    out.append(f" · {len(trajectory.steps):,} steps{tokens}")
+    out.append(f"\nanswer: {_line(attempt.answer or '(no answer)')[:300]}")
+    if traced is None:
+        return out.append("\nreading the apps used, the files opened and where the answer's "
+                          "numbers came from…", "dim")
+    apps = traced.apps
+    out.append("\napps: " + (" · ".join(f"{app} {n}" for app, n in apps.items()) or "none"))
+    never = [app for app in WORLD_APPS if app not in apps]
+    if never:
+        out.append(f" · never opened: {', '.join(never)}", "yellow")
+    shown = ", ".join(p.rsplit("/", 1)[-1] for p in traced.files[:6])
+    out.append(f"\nfiles opened: {shown or 'none'}"
+               + (f" (+{len(traced.files) - 6} more)" if len(traced.files) > 6 else ""))
+    for source in traced.sources:
+        style = "red" if source.status == "unsupported" else ""
+        out.append(f"\n  {_line(source.describe())[:200]}", style)
+    return out
+
+
+class StepsView(ScrollView, can_focus=True):
+    """The steps, one line each, drawn line by line; Enter folds or unfolds the line's part."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        Binding("up", "cursor(-1)", "Previous line", show=False),
+        Binding("down", "cursor(1)", "Next line", show=False),
+        Binding("home", "cursor(-1_000_000_000)", "First line", show=False),
+        Binding("end", "cursor(1_000_000_000)", "Last line", show=False),
+        Binding("enter,space", "toggle", "Fold or unfold", id="trajectory.toggle"),
+        Binding("left", "attempt(-1)", "Previous attempt", id="trajectory.previous_attempt",
+                show=False),
+        Binding("right", "attempt(1)", "Next attempt", id="trajectory.next_attempt",
+                show=False),
+    ]
+
+    class AttemptStep(Message):
+        """Show the attempt `step` places after (or before) the one shown."""
+
+        def __init__(self, step: int) -> None:
+            super().__init__()
+            self.step = step
+
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self.trajectory: Trajectory | None = None
+        self.marks: dict[tuple[int, int], str] = {}
+        self.unfolded: set[tuple[int, int]] = set()
+        self.rows: list[Row] = []
+        self.cursor = 0
+
+    def load(self, trajectory: Trajectory | None) -> None:
+        self.trajectory, self.marks, self.unfolded, self.cursor = trajectory, {}, set(), 0
+        self._rebuild()
+        self.scroll_to(0, 0, animate=False)
+
+    def mark(self, marks: dict[tuple[int, int], str]) -> None:
+        self.marks = marks
+        self.refresh()
+
+    def _rebuild(self) -> None:
+        self.rows = trajectory_rows(self.trajectory, self.unfolded) if self.trajectory else []
+        self.cursor = max(0, min(self.cursor, len(self.rows) - 1))
+        self.virtual_size = Size(self.size.width, len(self.rows))
+        self.refresh()
+
+    def render_line(self, y: int) -> Strip:
+        index = self.scroll_offset.y + y
+        width = self.size.width
+        if self.trajectory is None or index >= len(self.rows):
+            return Strip.blank(width)
+        row = self.rows[index]
+        text, style = row_text(self.trajectory, row, self.unfolded)
+        segments = [Segment(text[:width], STYLES[style])]  # cut before measuring
+        mark = self.marks.get((row.step, row.call), "") if row.body is None else ""
+        if mark and len(text) < width:
+            segments.append(Segment(f"  {mark}"[:width - len(text)], STYLES["mark"]))
+        strip = Strip(segments).crop_extend(0, width, None)
+        return strip.apply_style(CURSOR) if index == self.cursor and self.has_focus else strip
+
+    def action_cursor(self, step: int) -> None:
+        self.cursor = max(0, min(self.cursor + step, len(self.rows) - 1))
+        top, height = self.scroll_offset.y, max(1, self.size.height)
+        if self.cursor < top:
+            self.scroll_to(y=self.cursor, animate=False)
+        elif self.cursor >= top + height:
+            self.scroll_to(y=self.cursor - height + 1, animate=False)
+        self.refresh()
+
+    def page(self, direction: int) -> None:
+        self.action_cursor(direction * max(1, self.size.height - 1))
+
+    def action_toggle(self) -> None:
+        if self.trajectory is None or not self.rows:
+            return
+        row = self.rows[self.cursor]
+        if row.body is not None:  # Enter inside an unfolded part folds it
+            while self.rows[self.cursor].body is not None:
+                self.cursor -= 1
+        elif not _foldable(self.trajectory, row):
+            return
+        self.unfolded ^= {(row.step, row.call)}
+        self._rebuild()
+        self.action_cursor(0)
+
+    def action_attempt(self, step: int) -> None:
+        self.post_message(self.AttemptStep(step))
+
+    def on_focus(self) -> None:
+        self.refresh()
+
+    def on_blur(self) -> None:
+        self.refresh()
+
+
+class TrajectoryTab(EvidenceTab):
+    """The task's attempts on the left; the one highlighted, its summary and its steps."""
+
+    name, title = "trajectory", "Trajectory"
+    DEFAULT_CSS = """
+    #trajectory-attempts { width: 24; border-right: solid $primary-background; }
+    #trajectory-summary { height: auto; max-height: 12; padding: 0 1; background: $boost; }
+    #trajectory-steps { height: 1fr; }
+    """
+    def __init__(self, **kwargs: object) -> None:
+        super().__init__(**kwargs)
+        self._attempts: list[Attempt] = []
+        self._read: Callable[[str], Trajectory | None] = lambda attempt_id: None
+        self._shown: int | None = None
+
+    def compose(self) -> ComposeResult:
+        with Horizontal():
+            yield OptionList(id="trajectory-attempts")
+            with Vertical():
+                yield Static(id="trajectory-summary")
+                yield StepsView(id="trajectory-steps")
+
+    async def show(self, shown: Shown) -> None:
+        self._attempts, self._read, self._shown = shown.details.attempts, shown.trajectory, None
+        listing = self.query_one("#trajectory-attempts", OptionList)
+        listing.clear_options()
+        listing.add_options([f"{a.variant} #{a.index}" for a in self._attempts])
+        self.query_one("#trajectory-summary", Static).update("")
+        self.query_one(StepsView).load(None)
+
+    def opened(self) -> None:
+        """Read the highlighted attempt's trajectory, once, when the tab is shown."""
+        if self._shown is None and self._attempts:
+            self.show_attempt(0)
+
+    def show_attempt(self, index: int) -> None:
+        """Show an attempt's steps at once; the apps, files and the answer's sources are worked
+        out in a thread (a long trajectory holds megabytes of tool output) and shown when done."""
+        self._shown = index
+        listing = self.query_one("#trajectory-attempts", OptionList)
+        if listing.highlighted != index:
+            listing.highlighted = index
+        attempt = self._attempts[index]
+        trajectory = self._read(attempt.id)
+        self.query_one("#trajectory-summary", Static).update(
+            trajectory_summary(attempt, trajectory, None))
+        self.query_one(StepsView).load(trajectory)
+        if trajectory is not None:  # once the steps are on screen
+            self.call_after_refresh(self._trace, index, attempt, trajectory)
+
+    @work(thread=True, exclusive=True, group="trace", description="trace the attempt")
+    def _trace(self, index: int, attempt: Attempt, trajectory: Trajectory) -> None:
+        self.app.call_from_thread(self._traced, index, attempt, trajectory,
+                                  trace(attempt, trajectory))
+
+    def _traced(self, index: int, attempt: Attempt, trajectory: Trajectory,
+                traced: Traced) -> None:
+        if self._shown != index or self.query_one(StepsView).trajectory is not trajectory:
+            return  # another attempt is shown by now
+        self.query_one("#trajectory-summary", Static).update(
+            trajectory_summary(attempt, trajectory, traced))
+        self.query_one(StepsView).mark(source_marks(traced.sources, trajectory))
+
+    def on_steps_view_attempt_step(self, event: StepsView.AttemptStep) -> None:
+        if self._attempts:
+            self.show_attempt(max(0, min((self._shown or 0) + event.step, len(self._attempts) - 1)))
+
+    def on_option_list_option_highlighted(self, event: OptionList.OptionHighlighted) -> None:
+        if event.option_list.id == "trajectory-attempts":
+            event.stop()
+            if self._attempts and event.option_index != self._shown:
+                self.show_attempt(event.option_index)
+
+    def focused(self) -> Widget | None:
+        return self.query_one(StepsView)
+
+    def scroll_page(self, direction: int) -> None:
+        self.query_one(StepsView).page(direction)
