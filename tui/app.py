@@ -87,6 +87,7 @@ class ReviewApp(App[None]):
         self.skipped: set[str] = set()
         self.expanded = False
         self._shown: str | None = None
+        self._labels_shown: tuple[str, ...] | None = None
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -175,10 +176,12 @@ class ReviewApp(App[None]):
                 return replace(binding, show=False)
             return replace(binding, description=LABEL_NAMES[labels[number - 1]], show=True)
 
-        table = self._bindings.key_to_bindings
-        for key, group in table.items():
-            table[key] = [named(b) for b in group]
-        self.refresh_bindings()
+        if labels != self._labels_shown:  # the footer redraws only when the names change
+            table = self._bindings.key_to_bindings
+            for key, group in table.items():
+                table[key] = [named(b) for b in group]
+            self.refresh_bindings()
+            self._labels_shown = labels
         mine = self.data.mine()
         status = [" · ".join(f"{key} {LABEL_NAMES[label]}" for key, label in
                              self.label_keys(task_id))
@@ -194,6 +197,8 @@ class ReviewApp(App[None]):
 
     async def show_task(self) -> None:
         """Show the task under the cursor; a task not shown just before opens on Overview."""
+        if not self.screen_stack:  # a move queued while the app was closing
+            return
         task_id = self.current_task
         self._show_labels(task_id)
         view = self.query_one(TaskView)
