@@ -40,6 +40,17 @@ def test_wilson_and_clopper_pearson_for_1_of_30() -> None:
     assert proportion(0, 0).estimate is None
 
 
+@pytest.mark.parametrize("method", ["wilson", "beta"])
+def test_proportion_intervals_are_statsmodels_bit_for_bit(method: str) -> None:
+    from statsmodels.stats.proportion import proportion_confint
+
+    for n in [*range(1, 41), 97, 3840]:
+        for k in sorted({0, 1, n // 3, n // 2, n - 1, n}):
+            ours = proportion(k, n, method)
+            assert (ours.low, ours.high) == tuple(
+                float(x) for x in proportion_confint(k, n, alpha=0.05, method=method)), (k, n)
+
+
 def test_paired_bootstrap_matches_scipy() -> None:
     rng = np.random.default_rng(7)
     a, b = rng.random(40), rng.random(40)
