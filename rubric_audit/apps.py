@@ -9,6 +9,7 @@ import re
 from collections import Counter
 from pathlib import Path
 
+from rubric_audit.errors import parse_json, read_text
 from rubric_audit.model import Attempt, Trajectory
 
 APPS = ("mail", "chat", "calendar")
@@ -26,8 +27,9 @@ def _app(tool: str) -> str | None:
 def apps_opened(attempt: Attempt) -> set[str]:
     telemetry = Path(attempt.source) / "telemetry.jsonl" if attempt.source else None
     if telemetry is not None and telemetry.is_file():
-        tools = [json.loads(line).get("tool", "") for line in
-                 telemetry.read_text(encoding="utf-8").splitlines() if line.strip()]
+        lines = [parse_json(telemetry, line) for line in read_text(telemetry).splitlines()
+                 if line.strip()]
+        tools = [str(line.get("tool", "")) for line in lines if isinstance(line, dict)]
     else:
         calls = attempt.trajectory.calls() if attempt.trajectory else []
         tools = [call.name for _, call in calls]

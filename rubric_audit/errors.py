@@ -6,10 +6,11 @@ import json
 import os
 import re
 from pathlib import Path
-from typing import Any
+from typing import Any, TypeVar
 
-from pydantic import ValidationError
+from pydantic import BaseModel, TypeAdapter, ValidationError
 
+M = TypeVar("M", bound=BaseModel)
 
 class InputError(Exception):
     """Unusable input. The CLI prints it on one line and exits with code 2."""
@@ -132,6 +133,22 @@ def field_path(prefix: str, loc: tuple[int | str, ...]) -> str:
     for part in loc:
         out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
     return out
+
+
+def validated(path: Path, data: Any, model: type[M] | TypeAdapter[Any]) -> Any:
+    """Parsed data checked by its model (a pydantic model or a TypeAdapter): a value of the wrong
+    kind is an InputError naming its field."""
+    try:
+        if isinstance(model, TypeAdapter):
+            return model.validate_python(data)
+        return model.model_validate(data)
+    except ValidationError as exc:
+        raise invalid(path, "", exc) from None
+
+
+def read_model(path: Path, model: type[M]) -> M:
+    """A JSON file (size-capped, UTF-8) validated by its model."""
+    return validated(path, read_json(path), model)
 
 
 def invalid(path: Path, prefix: str, exc: ValidationError) -> InputError:

@@ -20,7 +20,7 @@ import anyio
 from pydantic import BaseModel, Field
 
 from rubric_audit.atomic import write_atomic
-from rubric_audit.errors import InputError
+from rubric_audit.errors import InputError, read_bytes, read_text
 from rubric_audit.llm import ModelConfig, ModelUnavailable, ResponseCache, structured
 from rubric_audit.load.world import file_text
 from rubric_audit.model import Attempt, Task, Usage
@@ -63,10 +63,7 @@ def load_template(path: Path | None) -> JudgeTemplate:
     if path is None:
         text = resources.files("rubric_audit").joinpath("judge_templates/default.md").read_text()
         return JudgeTemplate(name="default", text=text)
-    try:
-        text = Path(path).read_text(encoding="utf-8")
-    except OSError as exc:
-        raise InputError(path, None, f"cannot read: {exc.strerror}") from None
+    text = read_text(Path(path))
     missing = [p for p in ("prompt", "answer", "criterion") if f"${p}" not in text]
     if missing:
         raise InputError(path, None, f"template lacks placeholder(s) "
@@ -80,10 +77,10 @@ def artifacts_text(attempt: Attempt) -> str:
     parts = []
     for rel in attempt.artifacts:
         path = Path(attempt.source) / rel
-        if not path.is_file():
+        if not path.is_file() or path.is_symlink():
             continue
         try:
-            text = file_text(path.name, path.read_bytes())
+            text = file_text(path.name, read_bytes(path))
         except InputError:
             text = None
         shown = path.relative_to(folder).as_posix() if path.is_relative_to(folder) else rel

@@ -68,10 +68,11 @@ def read_zip(archive: Path) -> dict[str, bytes]:
         raise InputError(archive, None, f"unreadable zip: {exc}") from None
 
 
-def check_zip_bytes(data: bytes, name: str | Path) -> None:
-    """Refuse a zip held in memory (an xlsx or docx) whose entries declare too much."""
+def check_zip(source: bytes | Path, name: str | Path) -> None:
+    """Refuse a zip (in memory, as an xlsx or docx, or a file such as an inspect_ai .eval log)
+    whose entries declare too much, before a library decompresses them."""
     try:
-        with zipfile.ZipFile(io.BytesIO(data)) as zf:
+        with zipfile.ZipFile(io.BytesIO(source) if isinstance(source, bytes) else source) as zf:
             checked_entries(zf, name)
     except ZIP_ERRORS as exc:
         raise InputError(name, None, f"unreadable zip: {exc}") from None

@@ -36,7 +36,7 @@ from rubric_audit.checks.code_grade import (
     split_criterion,
     tolerance_for,
 )
-from rubric_audit.errors import InputError
+from rubric_audit.errors import InputError, read_text
 from rubric_audit.load.world import task_tree
 from rubric_audit.model import Benchmark, Finding, Task
 from rubric_audit.workbook import WorkbookError, workbook_cells
@@ -95,7 +95,7 @@ def recipe_path(bench: Benchmark, task: Task) -> Path:
 
 def load_recipe(path: Path) -> Recipe:
     try:
-        return Recipe.model_validate(tomllib.loads(path.read_text(encoding="utf-8")))
+        return Recipe.model_validate(tomllib.loads(read_text(path)))
     except tomllib.TOMLDecodeError as exc:
         raise RecipeError(path, getattr(exc, "lineno", None), f"malformed TOML: {exc}") from None
     except ValidationError as exc:
@@ -105,7 +105,7 @@ def load_recipe(path: Path) -> Recipe:
 
 
 def _line_of(path: Path, needle: str) -> int | None:
-    for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
+    for number, line in enumerate(read_text(path).splitlines(), start=1):
         if needle in line:
             return number
     return None

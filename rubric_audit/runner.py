@@ -25,7 +25,7 @@ import anyio
 from pydantic import BaseModel, Field
 
 from rubric_audit.atomic import staging_folder, write_atomic
-from rubric_audit.errors import InputError
+from rubric_audit.errors import InputError, read_model
 from rubric_audit.llm import ModelConfig, ModelUnavailable, complete
 from rubric_audit.load.world import WorldReader
 from rubric_audit.model import Benchmark, Task, Usage
@@ -232,7 +232,7 @@ class Runner:
         """
         rows, failures = [], []
         for path in sorted(self.folder.glob("*/attempt_*/run_result.json")):
-            r = AttemptResult.model_validate_json(path.read_text(encoding="utf-8"))
+            r = read_model(path, AttemptResult)
             task = self.bench.task(r.task_id)
             common = {"task_id": r.task_id, "domain": task.domain if task else "",
                       "world_id": task.world_id if task else "", "agent_model": r.model,

@@ -8,13 +8,12 @@ two arms of an ablation differ by exactly the sentences named.
 from __future__ import annotations
 
 import hashlib
-import json
 import re
 from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from rubric_audit.errors import InputError
+from rubric_audit.errors import InputError, read_model
 from rubric_audit.model import path_safe
 
 DEFAULT_SYSTEM_PROMPT = (
@@ -79,7 +78,7 @@ def check_variant(runs: Path, variant: Variant) -> bool:
     path = runs / variant.name / "variant.json"
     if not path.is_file():
         return False
-    stored = Variant.model_validate(json.loads(path.read_text(encoding="utf-8")))
+    stored = read_model(path, Variant)
     if stored != variant:
         raise InputError(path, "system_prompt", f"variant {variant.name!r} already exists "
                                                 f"with another model or prompt; choose "

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rubric_audit.limits import check_zip_bytes
+from rubric_audit.limits import check_zip
 
 _ENGINE = threading.Lock()
 CELL_KEY = re.compile(r"^'\[[^\]]*\](?P<sheet>.+)'!(?P<cell>[A-Z]+\d+)$")
@@ -95,7 +95,7 @@ def _stored_cells(data: bytes) -> tuple[tuple[str, ...], tuple[Cell, ...]]:
     import openpyxl
 
     try:
-        check_zip_bytes(data, "workbook")
+        check_zip(data, "workbook")
         formulas_book = openpyxl.load_workbook(io.BytesIO(data), data_only=False)
         values_book = openpyxl.load_workbook(io.BytesIO(data), data_only=True)
     except Exception as exc:  # openpyxl raises zip, XML and key errors for a bad file

@@ -124,3 +124,17 @@ def test_messages_only_counts_only_those_tasks_and_warns_on_small_n() -> None:
     assert "Warning: only 4 tasks" in result.output
     everything = compare(runs / "atlas-1", runs / "cirrus-2")
     assert (everything.tasks, everything.a.attempts, everything.warning) == (20, 40, None)
+
+
+def test_a_telemetry_line_that_is_not_json_is_one_input_error(tmp_path: Path) -> None:
+    from rubric_audit.apps import apps_opened
+    from rubric_audit.errors import InputError
+    from rubric_audit.model import Attempt
+
+    (tmp_path / "telemetry.jsonl").write_text('{"tool": "mail_list"}\n["chat_post"]\n{"tool": \n')
+    attempt = Attempt(id="v/t/1", task_id="t", model="m", variant="v", index=1, state="graded",
+                      source=str(tmp_path))
+    with pytest.raises(InputError, match=r"telemetry\.jsonl: malformed JSON"):
+        apps_opened(attempt)
+    (tmp_path / "telemetry.jsonl").write_text('{"tool": "mail_list"}\n["chat_post"]\n')
+    assert apps_opened(attempt) == {"mail"}

@@ -186,3 +186,15 @@ def test_without_the_extra_the_log_is_refused_with_the_install_line(
     monkeypatch.setitem(sys.modules, "inspect_ai.log", None)  # import fails as if not installed
     with pytest.raises(InputError, match=r"pip install 'rubric-audit\[inspect\]'"):
         load_sources([SECURITY])
+
+
+def test_an_eval_log_that_expands_too_far_is_refused_before_reading(tmp_path: Path) -> None:
+    import zipfile
+
+    path = tmp_path / "bomb.eval"
+    with zipfile.ZipFile(path, "w", zipfile.ZIP_DEFLATED) as zf, \
+            zf.open("samples/1_epoch_1.json", "w", force_zip64=True) as entry:
+        for _ in range(200):
+            entry.write(bytes(2**20))
+    with pytest.raises(InputError, match="zip entry too large"):
+        load_sources([path])

@@ -8,6 +8,7 @@ from pathlib import Path
 import pytest
 
 from rubric_audit.errors import InputError
+from rubric_audit.judge import artifacts_text
 from rubric_audit.load.runs import load_runs
 from tests.conftest import SHARED_RUNS, make_task, make_variant, write_json
 
@@ -95,3 +96,17 @@ def test_not_a_run_folder(tmp_path: Path) -> None:
     (tmp_path / "empty").mkdir()
     with pytest.raises(InputError, match="not a run folder"):
         load_runs([tmp_path / "empty"])
+
+
+def test_a_linked_artifact_is_neither_listed_nor_read(tmp_path: Path) -> None:
+    task = make_task()
+    variant = make_variant(tmp_path / "runs", "m1", "m/one", [(task, 1, {"task_1_c1": "pass"})])
+    secret = tmp_path / "id_rsa"
+    secret.write_text("PRIVATE KEY")
+    artifacts = variant / "task_1" / "artifacts"
+    artifacts.mkdir()
+    (artifacts / "answer.md").write_text("1.2m")
+    (artifacts / "key.txt").symlink_to(secret)
+    [attempt] = load_runs([variant]).attempts
+    assert attempt.artifacts == ["artifacts/answer.md"]
+    assert "PRIVATE KEY" not in artifacts_text(attempt)

@@ -232,3 +232,28 @@ def test_usage_carries_the_price_litellm_knows(model: str) -> None:
                                       prompt_tokens=reply.usage.prompt_tokens,
                                       completion_tokens=reply.usage.completion_tokens)
     assert reply.usage.cost == pytest.approx(sum(expected)) and reply.usage.cost > 0
+
+
+@pytest.mark.parametrize("content", ["{not json", '{"name": 3}', "\xff"])
+def test_a_broken_variant_record_is_one_input_error(tmp_path: Path, content: str) -> None:
+    from rubric_audit.errors import InputError
+    from rubric_audit.variants import check_variant
+
+    spec = make_variant("openai/m", "v1", None, [], [])
+    (tmp_path / "v1").mkdir()
+    (tmp_path / "v1" / "variant.json").write_bytes(content.encode("latin-1"))
+    with pytest.raises(InputError, match=r"variant\.json"):
+        check_variant(tmp_path, spec)
+
+
+def test_a_broken_run_result_is_one_input_error(tmp_path: Path) -> None:
+    from rubric_audit.errors import InputError
+
+    bench = load_benchmark(SAMPLE)
+    runner = Runner(bench, tmp_path, make_variant("openai/m", "v1", None, [], []),
+                    ModelConfig(model="openai/m"), Budget())
+    result = runner.folder / "kestrel_01" / "attempt_1" / "run_result.json"
+    result.parent.mkdir(parents=True)
+    result.write_text('{"task_id": "kestrel_01", "attempt": "first"}')
+    with pytest.raises(InputError, match=r"run_result\.json: attempt"):
+        runner.write_results()

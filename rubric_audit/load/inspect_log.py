@@ -12,12 +12,14 @@ pass). A sample that errored, was invalidated or was never scored is unavailable
 from __future__ import annotations
 
 import json
+import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
 
 from pydantic import ValidationError
 
 from rubric_audit.errors import InputError, invalid
+from rubric_audit.limits import check_zip
 from rubric_audit.load.runs import RecordedRuns, summarize
 from rubric_audit.load.trajectory import normalise_trajectory
 from rubric_audit.model import Attempt, Criterion, CriterionGrade, Gold, Task, Usage, safe_id
@@ -57,6 +59,8 @@ def _read(path: Path) -> EvalLog:
         raise InputError(path, None, EXTRA) from None
     if path.stat().st_size > MAX_LOG_BYTES:
         raise InputError(path, None, f"larger than {MAX_LOG_BYTES:,} bytes")
+    if zipfile.is_zipfile(path):  # an .eval log: refused by its entries' declared sizes first
+        check_zip(path, path)
     try:
         return read_eval_log(str(path))
     except ValidationError as exc:

@@ -18,17 +18,17 @@ from collections import Counter
 from pathlib import Path
 from typing import Annotated, Any, Literal, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, TypeAdapter, ValidationError
+from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
 from rubric_audit.checks.controls import Control
 from rubric_audit.errors import (
     InputError,
     decode_text,
-    invalid,
     parse_json,
     read_bytes,
     read_json,
     read_text,
+    validated,
 )
 from rubric_audit.load.trajectory import normalise_trajectory
 from rubric_audit.load.variant_tasks import shared_task
@@ -254,16 +254,8 @@ class AttemptFiles:
         """The JSON file `name` validated by its model (None where the folder has none): a value
         of the wrong kind is an InputError naming its field."""
         data = self.json(name)
-        return None if data is None else _validated(self.folder / name, data, model)
+        return None if data is None else validated(self.folder / name, data, model)
 
-
-def _validated(path: Path, data: Any, model: type[M] | TypeAdapter[Any]) -> Any:
-    try:
-        if isinstance(model, TypeAdapter):
-            return model.validate_python(data)
-        return model.model_validate(data)
-    except ValidationError as exc:
-        raise invalid(path, "", exc) from None
 
 
 def fingerprint(folder: Path, files: dict[str, bytes] | None = None) -> str:
@@ -276,9 +268,17 @@ def fingerprint(folder: Path, files: dict[str, bytes] | None = None) -> str:
         digest.update(name.encode() + b"\0" + data + b"\0")
     artifacts = folder / "artifacts"
     if artifacts.is_dir():
-        for path in sorted(p for p in artifacts.rglob("*") if p.is_file()):
-            digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + path.read_bytes())
+        for path in _artifact_files(artifacts):
+            digest.update(path.relative_to(folder).as_posix().encode() + b"\0" + read_bytes(path))
     return digest.hexdigest()[:16]
+
+
+def _artifact_files(folder: Path) -> list[Path]:
+    """The files an attempt exported; a symbolic link is no artifact (it could name any file on
+    this machine, which grading would then send to a judge)."""
+    if not folder.is_dir() or folder.is_symlink():
+        return []
+    return sorted(p for p in folder.rglob("*") if p.is_file() and not p.is_symlink())
 
 
 def final_answer(trajectory: RecordedTrajectory) -> str | None:
@@ -360,8 +360,7 @@ def _attempt(files: AttemptFiles, variant: str, task_id: str, index: int, model:
         id=attempt_id, task_id=task_id, model=model, variant=variant, index=index,
         state="graded" if graded else "unavailable", unavailable_reason=reason,
         answer=final_answer(trajectory),
-        artifacts=sorted(p.relative_to(folder).as_posix() for p in artifacts_dir.rglob("*")
-                         if p.is_file()) if artifacts_dir.is_dir() else [],
+        artifacts=[p.relative_to(folder).as_posix() for p in _artifact_files(artifacts_dir)],
         trajectory=normalise_trajectory(trajectory.messages, "archipelago"),
         usage=_usage(trajectory.usage),
         wall_time=trajectory.time_elapsed,
@@ -380,7 +379,7 @@ def _judge_runs(folder: Path) -> list[tuple[str, RecordedGrading]]:
     """Grading runs written by `rubric-audit grade` beside the recorded one: grades/<judge>.json."""
     runs = []
     for path in sorted((folder / "grades").glob("*.json")):
-        raw = _validated(path, read_json(path), RecordedGrading)
+        raw = validated(path, read_json(path), RecordedGrading)
         runs.append((f"judge:{raw.judge_model or path.stem}", raw))
     return runs
 

@@ -21,7 +21,7 @@ from typing import TypeVar
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
 from rubric_audit.errors import InputError, invalid, parse_json, read_bytes, too_big
-from rubric_audit.limits import MAX_ARCHIVE_BYTES, check_zip_bytes, read_zip
+from rubric_audit.limits import MAX_ARCHIVE_BYTES, check_zip, read_zip
 from rubric_audit.model import (
     Benchmark,
     CalendarEvent,
@@ -103,7 +103,7 @@ def file_text(path: str, data: bytes) -> str | None:
         return data.decode("utf-8", errors="replace")
     if suffix not in (".xlsx", ".docx"):
         return None
-    check_zip_bytes(data, path)
+    check_zip(data, path)
     try:
         if suffix == ".xlsx":
             return _xlsx_text(data)
