@@ -6,6 +6,7 @@ runs (or one world file with arbitrary bytes) and loads everything the audit loa
 
 from __future__ import annotations
 
+import contextlib
 import json
 import shutil
 import tempfile
@@ -20,8 +21,9 @@ from hypothesis import strategies as st
 from rubric_audit.errors import InputError
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.runs import load_runs
+from rubric_audit.load.sources import load_sources
 from rubric_audit.load.world import load_task_world
-from tests.conftest import make_benchmark, make_task, make_variant
+from tests.conftest import FIXTURES, make_benchmark, make_task, make_variant
 
 TASK = make_task()
 JSON_FILES = [
@@ -108,3 +110,22 @@ def test_any_bytes_in_a_file_are_usable_or_an_input_error(pristine: Path, file: 
         root = Path(shutil.copytree(pristine, Path(tmp) / "b"))
         (root / file).write_bytes(data)
         _load_everything(root)
+
+
+HARBOR_JOB = (FIXTURES / "harbor-jobs" / "CodeContextBench" / "archive"
+              / "validation_smoke_ccb_dependeval" / "2026-02-01__18-03-04")
+HARBOR_FILES = ["result.json", "config.json", "dependency_recognition-java-unkn__pshKMge/result.json"]
+
+
+@settings(max_examples=100, deadline=None, suppress_health_check=[
+    HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+@given(file=st.sampled_from(HARBOR_FILES), draw=st.data(), value=values)
+def test_any_value_in_a_harbor_job_is_usable_or_an_input_error(file: str, draw: st.DataObject,
+                                                                value: Any) -> None:
+    with tempfile.TemporaryDirectory() as tmp:
+        job = Path(shutil.copytree(HARBOR_JOB, Path(tmp) / "job"))
+        data = json.loads((job / file).read_text())
+        changed = _replaced(data, draw.draw(st.sampled_from(_places(data))), value)
+        (job / file).write_text(json.dumps(changed, allow_nan=True))
+        with contextlib.suppress(InputError):
+            load_sources([job])
