@@ -70,6 +70,7 @@ class AuditResult(BaseModel):
     out: str
     imported: ImportSummary
     summary: AuditSummary
+    reused: bool = False  # inputs unchanged since the stored audit: only the reports were written
 
 
 def benchmark_findings(bench: Benchmark) -> list[Finding]:
@@ -458,7 +459,8 @@ def _reuse(out: Path, inputs: str | None) -> AuditResult | None:
         imported = before.model_copy(update={
             "added_graded": 0, "added_unavailable": 0,
             "unchanged": before.added + before.unchanged + before.conflicts})
-        return AuditResult(out=str(out), imported=imported, summary=write_reports(store, out))
+        return AuditResult(out=str(out), imported=imported, summary=write_reports(store, out),
+                           reused=True)
 
 
 def write_reports(store: AuditStore, folder: Path) -> AuditSummary:

@@ -203,6 +203,9 @@ def audit_command(
                            concurrency=concurrency, cache=cache)
     bench, runs = audit_inputs(paths or [], bench, runs)
     result = run_audit(bench, runs, out_dir, options)
+    if result.reused:
+        out.print("Nothing read has changed since the audit stored here: its results are reused "
+                  "and only the reports are written again.")
     _print_sources(result.imported.sources)
     s = result.summary
     out.print(f"Audited {s.tasks} tasks and {s.attempts} attempts "

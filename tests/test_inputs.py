@@ -27,11 +27,11 @@ def test_unchanged_inputs_rebuild_only_the_reports(tmp_path: Path) -> None:
     (out / "report.md").unlink()
     second = run_audit(bench, None, out)
     assert (out / "report.md").is_file() and lint_findings(out) == 0
-    assert second.imported.added == 0
+    assert second.reused and not first.reused and second.imported.added == 0
     assert second.imported.unchanged == first.imported.added + first.imported.unchanged
     grades = next((bench / "runs").rglob("grades.json"))
     grades.write_text(grades.read_text() + " ")
-    run_audit(bench, None, out)
+    assert not run_audit(bench, None, out).reused
     assert lint_findings(out) > 0
 
 
