@@ -257,6 +257,32 @@ def report_command(
               f"{r.passes_reviewed}/{r.passes_queue} passes reviewed).")
 
 
+@app.command("search")
+@user_errors
+def search_command(
+    out_dir: Annotated[Path, typer.Argument(help="An audit's output folder (holds audit.db).")],
+    query: Annotated[str, typer.Argument(help="A word or phrase (a file or sheet name, "
+                                              "'PIK'); punctuation between words is ignored.")],
+    model: Annotated[str, typer.Option("--model", help="Only attempts of this model "
+                                                       "(part of its name).")] = "",
+    task: Annotated[str, typer.Option("--task", help="Only this task (id or name).")] = "",
+    check: Annotated[str, typer.Option("--check", help="Only tasks with a finding of this "
+                                                       "check.")] = "",
+    limit: Annotated[int, typer.Option("--limit", min=1, help="At most this many matches.")] = 50,
+) -> None:
+    """Find attempts by text in prompts, answers, trajectories (steps, tool calls, results) and
+    judge rationales; prints each match with its line in context."""
+    from rubric_audit.search import search_audit
+
+    hits = search_audit(out_dir, query, model, task, check, limit)
+    out.print(f"{len(hits)} match{'es' if len(hits) != 1 else ''} for {escape(query)!r}"
+              + (" (the first; raise --limit for more)" if len(hits) == limit else ""))
+    for hit in hits:
+        where = hit.attempt_id or f"{hit.task_id} (task)"
+        out.print(f"[bold]{escape(where)}[/bold]  {escape(hit.model or '')}  {escape(hit.place)}\n"
+                  f"    {escape(hit.line)}", soft_wrap=True)
+
+
 @app.command("serve")
 @user_errors
 def serve_command(

@@ -136,6 +136,13 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     CREATE TRIGGER finding_reviews_no_delete BEFORE DELETE ON finding_reviews
         BEGIN SELECT RAISE(ABORT, 'finding reviews are append-only'); END;
     """,
+    # The search index (rubric_audit/search.py): words only; search_rows says where each text is.
+    """
+    CREATE VIRTUAL TABLE search_index USING fts5(text, content='');
+    CREATE TABLE search_rows (
+        id INTEGER PRIMARY KEY, kind TEXT NOT NULL, task_id TEXT NOT NULL, attempt_id TEXT,
+        step INTEGER, criterion_id TEXT, grader TEXT);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 M = TypeVar("M", bound=BaseModel)

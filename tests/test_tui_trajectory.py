@@ -105,3 +105,33 @@ async def test_answer_numbers_are_marked_where_first_seen_or_said_unsupported(ou
         await open_task(app, pilot, BLIND)
         text = screen_text(app)
         assert "21.5% appears in no tool result" in text and "files opened: none" in text
+
+
+async def type_filter(app: ReviewApp, pilot, text: str) -> None:
+    await pilot.press("slash")
+    await pilot.pause()
+    field = app.screen.query_one("#filter-input")
+    field.value = ""
+    await pilot.press(*("space" if c == " " else c for c in text), "enter")
+    await pilot.pause()
+
+
+async def test_slash_filters_the_queue_by_text_check_and_model(out: Path) -> None:
+    from rubric_audit.search import matching_tasks
+
+    app = ReviewApp(ReviewData(out, "ana"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        await pilot.press("a")
+        everything = list(app.task_ids)
+        await type_filter(app, pilot, "WACC Build")
+        read = matching_tasks(app.data.store, "WACC Build")
+        assert app.task_ids == [t for t in everything if t in read] and 0 < len(read) < len(
+            everything)
+        assert "filter: WACC Build" in str(app.query_one("#progress").render())
+        await type_filter(app, pilot, "check:answer_value model:grok")
+        assert app.task_ids == [BLIND]
+        await type_filter(app, pilot, "check:answer_value model:claude")
+        assert app.task_ids == []
+        await type_filter(app, pilot, "")
+        assert app.task_ids == everything, "an empty filter clears it"

@@ -11,6 +11,7 @@ from dataclasses import replace
 from pathlib import Path
 from typing import ClassVar
 
+from rich.markup import escape
 from rich.text import Text
 from textual.app import App, ComposeResult
 from textual.binding import Binding, BindingType
@@ -20,7 +21,9 @@ from textual.widgets.option_list import Option
 
 from rubric_audit.agreement import describe
 from rubric_audit.reviews import LABEL_NAMES
+from rubric_audit.search import QueueFilter, filter_tasks, parse_filter
 from tui.data import FINDING_MARKS, QUEUE_TITLES, ReviewData, world_items
+from tui.screens.filter import FilterScreen
 from tui.screens.help import HelpScreen
 from tui.screens.note import NoteScreen
 from tui.widgets.tabs import TABS, FindingsTab, Shown
@@ -71,6 +74,7 @@ class ReviewApp(App[None]):
         Binding("x", "judge_finding('false_alarm')", "Finding: false alarm",
                 id="finding.false_alarm", show=False),
         Binding("e", "expand", "Expand rationales", id="view.expand", show=False),
+        Binding("slash", "filter", "Filter", id="queue.filter"),
         Binding("f", "queue('failures')", "Failures", id="queue.failures"),
         Binding("p", "queue('passes')", "Pass audit", id="queue.passes"),
         Binding("a", "queue('all')", "All", id="queue.all"),
@@ -88,6 +92,8 @@ class ReviewApp(App[None]):
         self.expanded = False
         self._shown: str | None = None
         self._labels_shown: tuple[str, ...] | None = None
+        self.filter = QueueFilter()
+        self.kept: set[str] | None = None  # the tasks the filter keeps (None: no filter)
 
     def compose(self) -> ComposeResult:
         yield Header()
@@ -107,7 +113,8 @@ class ReviewApp(App[None]):
 
     @property
     def task_ids(self) -> list[str]:
-        return self.data.queues[self.queue]
+        ids = self.data.queues[self.queue]
+        return ids if self.kept is None else [t for t in ids if t in self.kept]
 
     @property
     def current_task(self) -> str | None:
@@ -159,9 +166,10 @@ class ReviewApp(App[None]):
             listing.highlighted = self.position
         done = sum(t in mine for t in ids)
         counts = ", ".join(f"{LABEL_NAMES[k]} {v}" for k, v in self.data.counts(self.queue).items())
+        shown = f"\nfilter: {escape(self.filter.describe())}" if self.kept is not None else ""
         self.query_one("#progress", Static).update(
             f"[b]{QUEUE_TITLES[self.queue]}[/b] {done}/{len(ids)}" + (f"\n{counts}" if counts
-                                                                     else ""))
+                                                                     else "") + shown)
         await self.show_task()
 
     def _show_labels(self, task_id: str | None) -> None:
@@ -275,8 +283,27 @@ class ReviewApp(App[None]):
 
     async def action_queue(self, queue: str) -> None:
         self.queue = queue
-        self.position = self.data.first_unreviewed(queue)
+        self.position = self.data.first_unreviewed(queue) if self.kept is None else 0
         await self.refresh_all()
+
+    def action_filter(self) -> None:
+        """Narrow the queue to tasks whose texts hold the words typed, and to a model, domain,
+        finding check or label."""
+
+        async def apply(query: str | None) -> None:
+            if query is None:
+                return
+            self.filter = parse_filter(query)
+            labels = {t: f"{r.label} {LABEL_NAMES[r.label]}" for t, r in self.data.mine().items()
+                      if r.label}
+            self.kept = None if self.filter.is_empty() else filter_tasks(
+                self.data.store, self.data.tasks, self.filter, labels)
+            self.position = 0
+            self.notify(f"{len(self.task_ids)} tasks match {self.filter.describe()}"
+                        if self.kept is not None else "filter cleared")
+            await self.refresh_all()
+
+        self.push_screen(FilterScreen(self.filter.describe()), apply)
 
     def action_open_tab(self, name: str) -> None:
         self.query_one(TaskView).open_tab(name)

@@ -1,0 +1,90 @@
+"""Search over an audit's prompts, answers, trajectories and rationales (SQLite FTS5)."""
+
+from __future__ import annotations
+
+import shutil
+from pathlib import Path
+
+import pytest
+from typer.testing import CliRunner
+
+from rubric_audit.audit import check_provenance, import_runs
+from rubric_audit.cli import app
+from rubric_audit.load.runs import load_runs
+from rubric_audit.search import QueueFilter, parse_filter, search
+from rubric_audit.store import AuditStore
+from tests.conftest import SHARED_RUNS, make_task, make_variant
+
+SHEET = "WACC Build"  # a tab of the DCF workbook the agents list and read
+
+
+@pytest.fixture(scope="module")
+def imported(tmp_path_factory) -> Path:
+    out = tmp_path_factory.mktemp("search") / "out"
+    out.mkdir()
+    import_runs([SHARED_RUNS], out / "audit.db", None)
+    with AuditStore(out / "audit.db") as store:
+        check_provenance(store)
+    return out
+
+
+def _read_the_sheet() -> set[str]:
+    """Attempts with a tool result naming the sheet, found without the index."""
+    return {a.id for a in load_runs([SHARED_RUNS]).attempts if a.trajectory and any(
+        SHEET.lower() in (call.result or "").lower() for _, call in a.trajectory.calls())}
+
+
+def test_search_for_a_sheet_name_returns_the_attempts_that_read_it(imported: Path) -> None:
+    result = CliRunner().invoke(app, ["search", str(imported), SHEET, "--limit", "500"])
+    assert result.exit_code == 0, result.output
+    printed = {line.split()[0] for line in result.output.splitlines()[1:]
+               if line and not line.startswith(" ")}
+    expected = _read_the_sheet()
+    assert expected and expected <= printed, "every attempt whose tool results name the sheet"
+    assert SHEET in result.output and "sheets_server_sheets" in result.output
+    lines = [line for line in result.output.splitlines() if line.startswith("    ")]
+    assert all(SHEET.lower() in line.lower() for line in lines), "each match's line in context"
+
+
+def test_filters_narrow_by_model_task_and_check(imported: Path) -> None:
+    with AuditStore(imported / "audit.db") as store:
+        everything = search(store, SHEET, limit=500)
+        assert search(store, SHEET, model="claude") == []
+        assert len(search(store, SHEET, model="grok", limit=500)) == len(everything)
+        one = everything[0].task_id
+        assert {h.task_id for h in search(store, SHEET, task=one, limit=500)} == {one}
+        assert search(store, SHEET, check="answer_value_unsupported") == []
+        blind = search(store, "IRR", check="answer_value_unsupported", limit=500)
+        assert {h.task_id for h in blind} == {"task_34254f339d6e4f65b59bb2bd97e606e2"}
+        assert any(h.place == "answer" and "21.5% IRR" in h.line for h in blind)
+
+
+def test_the_index_follows_new_runs(tmp_path: Path, imported: Path) -> None:
+    out = tmp_path / "out"
+    shutil.copytree(imported, out)
+    with AuditStore(out / "audit.db") as store:
+        assert search(store, "Zanzibar") == []
+    task = make_task()
+    make_variant(tmp_path / "runs", "v1", "m/one", [(task, 1, {"task_1_c1": "pass"})])
+    answer_run = next((tmp_path / "runs").rglob("trajectory.json"))
+    answer_run.write_text(answer_run.read_text().replace("The budget is 1.2m.",
+                                                         "The budget is set in Zanzibar."))
+    import_runs([tmp_path / "runs"], out / "audit.db", None)
+    with AuditStore(out / "audit.db") as store:
+        hits = search(store, "zanzibar")
+    assert {h.place for h in hits} == {"answer", "step 1 final_answer"}  # and its tool result
+    assert all(h.model == "m/one" and "Zanzibar" in h.line for h in hits)
+
+
+def test_queue_filter_parts_and_phrases(imported: Path) -> None:
+    assert parse_filter('model:grok label:"model error" PIK  notes') == QueueFilter(
+        text="PIK notes", model="grok", label="model error")
+    with AuditStore(imported / "audit.db") as store:
+        underscored = search(store, "dcf_model_v1", limit=500)  # punctuation does not matter
+        assert underscored and all("DCF Model v1" in h.line for h in underscored)
+    assert parse_filter("").is_empty() and not parse_filter("check:x").is_empty()
+
+
+def test_search_without_an_audit_is_one_line_and_exit_2(tmp_path: Path) -> None:
+    result = CliRunner().invoke(app, ["search", str(tmp_path), "x"])
+    assert result.exit_code == 2 and "no audit.db here" in result.output
