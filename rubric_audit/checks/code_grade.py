@@ -26,7 +26,13 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from rubric_audit.checks.numbers import Quantity, find_quantities, find_ranges, with_unit
+from rubric_audit.checks.numbers import (
+    Quantity,
+    find_quantities,
+    find_ranges,
+    find_word_numbers,
+    with_unit,
+)
 from rubric_audit.checks.text import content_tokens
 from rubric_audit.model import Attempt, CriterionGrade, Finding, Task
 
@@ -46,23 +52,26 @@ DECIMALS = re.compile(r"(?:\bto|\bat|\bwith|\bin)\s+(\d|zero|one|two|three|four|
 NEAREST = re.compile(
     r"nearest\s+(?:whole\s+)?(?P<sym>[$€£¥]\s?)?(?:(?P<num>\d[\d,]*(?:\.\d+)?|\.\d+)\s*"
     r"(?P<unit>%|percent|percentage\s+points?|pp|bps?|basis\s+points?|k|m|bn|million|billion)?"
-    r"|(?P<word>cent|penny|whole\s+number|integer|dollar|euro|pound|unit|thousand|million|billion"
+    r"|(?P<word>cent|penny|whole\s+number|integer|dollar|euro|pound|unit|hundred|thousand|"
+    r"million|billion"
     r"|percentage\s+point|percent|tenth|hundredth|basis\s+point|bp))", re.I)
 NEAREST_STEP = {"cent": 0.01, "penny": 0.01, "whole number": 1.0, "integer": 1.0, "dollar": 1.0,
-                "euro": 1.0, "pound": 1.0, "unit": 1.0, "thousand": 1e3, "million": 1e6,
+                "euro": 1.0, "pound": 1.0, "unit": 1.0, "hundred": 100.0, "thousand": 1e3, "million": 1e6,
                 "billion": 1e9, "percent": 1.0, "percentage point": 1.0, "tenth": 0.1,
                 "hundredth": 0.01, "basis point": 0.01, "bp": 0.01}
 ROUNDING_SENTENCE = re.compile(r"within|±|\+/-|accept|round|decimal|nearest|\bd\.?p\b|tolerance",
                                re.I)
 IN_SCALE = re.compile(r"\bin\s+(?:[$€£¥]\s?|(?:USD|EUR|GBP|NOK|SEK|CHF)\s?)?"
                       r"(k|m|mm|mn|bn|thousands|millions|billions)\b", re.I)
+ALTERNATIVE_GAP = re.compile(r"\s*,?\s*(?:or|/|either)\s*(?:possibly|perhaps|maybe|about|roughly|"
+                             r"around|approximately|up\s+to)?\s*", re.I)
 NEAR = (0.8, 1.25)  # values within this ratio of the target are taken as claims about it
 
 # Claims that are not a number: a yes/no answer, a conclusion, a choice of a named thing.
 YES_NO = re.compile(r"(?:^|\b(?:states?|answers?|concludes?|says?|responds?|replies|confirms?|"
                     r"indicates?|that)\b)[\s:,\"'“]*\b(?:yes|no)\b(?![\s.]*\d)", re.I)
 CONCLUSION = re.compile(
-    r"\bwhether\b|\b(?:does|do|did|is|are|was|were|can|will|would|should|must|has|have)\s+not\b|"
+    r"\bwhether\b|\bconclud(?:es?|ing)\b|\b(?:does|do|did|is|are|was|were|can|will|would|should|must|has|have)\s+not\b|"
     r"\b(?:cannot|isn't|aren't|doesn't|won't|hasn't|haven't)\b|"
     r"\b(?:is|are|was|were|be|becomes?)\s+(?:not\s+)?(?:eligible|ineligible|exempt|compliant|"
     r"non-compliant|permitted|prohibited|allowed|required|sufficient|insufficient|in\s+breach|"
@@ -75,7 +84,35 @@ CHOICE = re.compile(
     r"favou?rs?|advises?)\s+(?:that\s+|the\s+)?(?-i:[A-Z][a-z][\w&'.-]*)(?:\s+(?-i:[A-Z][\w&'.-]*))*"
     r"(?:\s+(?:as|over|for|to|rather)\b(?!\s*(?:[$€£¥\d−-]|approximately|about|roughly))|\s*[,.;]|\s*$)",
     re.I)
-NAME = re.compile(r"(?<=[a-z0-9,;:'\u2019)]\s)[A-Z][a-z]{2,}(?:[-'][A-Z][a-z]+)?")
+NAME = re.compile(r"(?<=[a-z0-9,;:.'\u2019)]\s)[A-Z][a-z]{2,}(?:[-'][A-Z][a-z]+)?"
+                  r"(?:\s[A-Z0-9]\b(?![.,]\d))?")
+FIRST_NAME = re.compile(r"(?:^|(?<=[\n|]))[\s*\-#>]*([A-Z][a-z]{2,}(?:\s[A-Z0-9]\b(?![.,]\d))?)")
+NOT_NAMES = frozenset("""
+the this that these those states state names identifies notes confirms reports calculates
+explains recommends mentions lists provides gives says answer total net gross our their its
+per and for with from into under over after before during since when where which while
+january february march april may june july august september october november december
+monday tuesday wednesday thursday friday saturday sunday fy
+""".split())
+PROMPT_CHOICE = re.compile(r"\b(?:is|are|was|were|should|does|do|did|will|would|can|could)\b"
+                           r"[^?\n]{0,120}?\b([a-z]+)\s+or\s+(?:an?\s+|the\s+)?([a-z]+)\b"
+                           r"[^?\n]{0,80}\?", re.I)
+QUESTION_FILLERS = frozenset("""
+not more less higher lower above below it this that them they and the a an of
+""".split())
+SUPERLATIVE_CHOICE = re.compile(
+    r"\b(?:identif(?:y|ies)|names?|selects?|chooses?|picks?|flags?)\b[^.]{0,80}?\bas\s+"
+    r"(?:\w+\s+){0,2}?(?:the\s+)?(?:largest|highest|lowest|smallest|biggest|best|worst|most|least|top|main|"
+    r"primary|greatest|cheapest|preferred|recommended|only)\b", re.I)
+CHANGE_BEFORE = re.compile(r"\b(?:by|of)\s+(?:about\s+|approximately\s+)?[-−]?$|"
+                           r"\b(?:increase|decrease|change|reduction|rise|fall|drop|uplift|"
+                           r"improvement|decline|growth)\s+(?:of\s+)?$", re.I)
+LIMIT_WORDS = re.compile(r"\b(?:caps?|capped|limits?|maximum|minimum|max|min|ceiling|floor|"
+                         r"thresholds?|up\s+to|at\s+least|at\s+most|no\s+more\s+than)\b", re.I)
+COMPARISON = re.compile(r"\b(?:from|previously|prior(?:\s+year)?|versus|vs\.?|compared\s+"
+                        r"(?:to|with)|against|relative\s+to|up\s+from|down\s+from|instead\s+of|"
+                        r"rather\s+than|original(?:ly)?(?:\s+\w+){0,3}|was\s+previously)"
+                        r"\s*(?:an?\s+|the\s+)?[$€£¥]?\s?$", re.I)
 REFUSAL = re.compile(
     r"\b(?:I\s+(?:cannot|can't|can\s+not|am\s+unable|'m\s+unable|was\s+unable|could\s+not|"
     r"couldn't|do\s+not\s+have|don't\s+have|did\s+not\s+find|didn't\s+find)|unable\s+to\s+"
@@ -83,10 +120,13 @@ REFUSAL = re.compile(
     r"(?:can't|cannot)\s+help\s+with)\b", re.I)
 FILE_DELIVERABLE = re.compile(
     r"\b(?:create|build|prepare|draft|produce|save|write|update|generate|populate|fill\s+in|"
-    r"complete|return|deliver|upload|export|edit|amend|revise|make)\b[^.\n]{0,80}?\b(?:"
+    r"complete|return|deliver|upload|export|edit|amend|revise|make)\b[^\n]{0,80}?\b(?:"
     r"spreadsheet|workbook|excel|xlsx|docx|word\s+(?:document|file)|deck|slides?|pptx|"
-    r"powerpoint|presentation|pdf|csv|file|document|template|model)\b", re.I)
-SAVED_FILE = re.compile(r"\b(?:saved|created|attached|uploaded|written|exported|updated)\b"
+    r"powerpoint|presentation|pdf|csv|file|document|template|model|sheet|tab)\b", re.I)
+REPLY_HERE = re.compile(r"\b(?:reply|respond|answer|message|write\s+back)\b|\bhere\b|"
+                        r"\bin\s+(?:the|your)\s+(?:reply|response|chat)\b", re.I)
+SAVED_FILE = re.compile(r"\b(?:saved|created|attached|uploaded|written|exported|updated|"
+                        r"added|built|populated|filled|wrote|edited)\b"
                         r"[^.\n]{0,80}?\.(?:xlsx|xlsm|docx|pptx|pdf|csv)\b", re.I)
 SEGMENT_END = re.compile(r"\n|[.!?;](?=\s)")
 TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}")
@@ -170,10 +210,10 @@ def _display(q: Quantity, target: Quantity) -> float:
     """q's value in the target's terms: an unscaled side is read in the other side's scale."""
     if q.dimension in ("percent", "multiple") or q.scale == target.scale:
         return q.value
-    if q.scale == 1.0:
-        return q.value * target.scale
-    if target.scale == 1.0:
-        return q.value / q.scale
+    if q.scale == 1.0:  # "2433" beside "$2,470 million"; "$2,860,000" is already in units
+        return q.value if abs(q.value) >= target.scale else q.value * target.scale
+    if target.scale == 1.0:  # "1,284" under "($000s)" against "$1,284,000": already units
+        return q.value if abs(target.value) >= q.scale else q.value / q.scale
     return q.value
 
 
@@ -189,6 +229,8 @@ def _stated_tolerance(text: str, target: Quantity) -> Tolerance | None:
         return None
     found = find_quantities(text)
     for low, high in find_ranges(text, found):
+        if high.value < 0 < target.value:  # "a loss of USD 3.2m (accept -USD 3.1m to -USD 3.3m)"
+            target = replace(target, value=-target.value)
         if _compatible(low, target) and _display(low, target) <= target.value * 1.0001 + 1e-12 \
                 and _display(high, target) >= target.value * 0.9999 - 1e-12:
             return Tolerance(_display(low, target), _display(high, target),
@@ -283,67 +325,152 @@ class Claim:
     context: frozenset[tuple[str, float]]
     not_numeric: str | None
     file_deliverable: bool
+    limit: bool  # the criterion speaks of a cap, limit or threshold: "up to X" states it
+    levels: tuple[bool, ...]  # per target: a level, not a change ("falls by X")
+
+
+def names_in(text: str, first_word: bool = False) -> frozenset[str]:
+    """Proper names ("Aisha Roberts", "Deal B", "Nguyen"), lower case; sentence-initial words
+    only if asked (an answer's line often starts with the name it is about)."""
+    found = {m.group(0).lower() for m in NAME.finditer(text)}
+    if first_word:
+        found |= {m.group(1).lower() for m in FIRST_NAME.finditer(text)}
+    return frozenset(found - NOT_NAMES)
+
+
+def _prompt_choice(prompt: str, body: str) -> bool:
+    """The prompt asks 'is it A or B?' and the criterion picks one of them."""
+    words = set(re.findall(r"[a-z]+", body.lower()))
+    for m in PROMPT_CHOICE.finditer(prompt):
+        options = {m.group(1).lower(), m.group(2).lower()} - QUESTION_FILLERS
+        if options & words:
+            return True
+    return False
 
 
 @functools.lru_cache(maxsize=4096)
 def read_claim(criterion: str, prompt: str) -> Claim:
     body, tolerance_text = split_criterion(criterion)
     targets, conditions = criterion_targets(body)
+    spans = [(a.start, b.end) for a, b in find_ranges(body, targets)]
     subjects = []
     previous = 0
-    for t in targets:
-        words = content_tokens(body[previous:t.start]) or content_tokens(body[:t.start])
-        subjects.append(frozenset(w for w in words if not w[0].isdigit()))
-        previous = t.end
-    names = frozenset(m.group(0).lower() for m in NAME.finditer(body))
+    for n, t in enumerate(targets):
+        following = [u.start for u in targets[n + 1:]
+                     if not any(a <= t.start < b and a <= u.start < b for a, b in spans)]
+        words = content_tokens(body[previous:following[0] if following else len(body)])
+        subjects.append(frozenset(words - {_digits(t.text)}))
+        if not any(a <= t.start < b for a, b in spans):
+            previous = t.end
     not_numeric = None
     if YES_NO.search(body):
         not_numeric = "the criterion's claim is a yes/no answer, not a number"
     elif CONCLUSION.search(body):
         not_numeric = "the criterion's claim is a conclusion, not a number"
-    elif CHOICE.search(body):
+    elif CHOICE.search(body) or SUPERLATIVE_CHOICE.search(body) or _prompt_choice(prompt, body):
         not_numeric = "the criterion's claim is a choice or a named entity, not a number"
     context = frozenset((q.dimension, round(q.value, 9))
                         for q in [*conditions, *find_quantities(prompt)])
     return Claim(
         targets=tuple(targets),
-        tolerances=tuple(tolerance_for(t, tolerance_text, prompt) for t in targets),
-        subjects=tuple(subjects), names=names, context=context, not_numeric=not_numeric,
-        file_deliverable=bool(FILE_DELIVERABLE.search(prompt)))
+        tolerances=tuple(_range_tolerance(body, t, targets)
+                         or tolerance_for(t, tolerance_text, prompt) for t in targets),
+        subjects=tuple(subjects), names=names_in(body), context=context,
+        not_numeric=not_numeric,
+        file_deliverable=bool(FILE_DELIVERABLE.search(prompt)) and not REPLY_HERE.search(prompt),
+        limit=bool(LIMIT_WORDS.search(body)),
+        levels=tuple(not CHANGE_BEFORE.search(body, max(0, t.start - 24), t.start)
+                     for t in targets))
+
+
+def _digits(text: str) -> str:
+    return re.sub(r"[^0-9.]", "", text).strip(".")
+
+
+def _range_tolerance(body: str, target: Quantity, targets: list[Quantity]) -> Tolerance | None:
+    """A criterion whose value is a range ('37-46 months') accepts either end at its precision
+    and the answer's range must match it end for end (checked in `_decide`)."""
+    for low, high in find_ranges(body, targets):
+        if target in (low, high):
+            return Tolerance(target.value - target.step / 2, target.value + target.step / 2,
+                             f"end of the range {low.text} to {high.text}")
+    return None
 
 
 @dataclass(frozen=True)
 class Reading:
     """An answer read once: its quantities (units implied by headers and labels applied), the
-    segment each belongs to, and each segment's words."""
+    segment (sentence, line, list item, table row) each belongs to, the words of each segment
+    and of each value's label (the text since the previous value or the line's label)."""
 
     text: str
     quantities: tuple[Quantity, ...]
     segment_of: tuple[int, ...]
     segments: tuple[frozenset[str], ...]
-    names: tuple[frozenset[str], ...]
+    segment_names: tuple[frozenset[str], ...]
+    labels: tuple[frozenset[str], ...]
+    label_names: tuple[frozenset[str], ...]
+    references: frozenset[int]  # values given for comparison: 'from X', 'versus X'
+    changes: frozenset[int]  # values given as a change: 'improved by X'
     ranges: tuple[tuple[Quantity, Quantity], ...]
+    thresholds: tuple[Quantity, ...]
     refusal: bool
     saved_file: bool
 
 
 @functools.lru_cache(maxsize=1024)
 def read_answer(answer: str) -> Reading:
-    bounds = [0]
-    for m in SEGMENT_END.finditer(answer):
-        bounds.append(m.end())
-    bounds.append(len(answer) + 1)
+    bounds = [0] + [m.end() for m in SEGMENT_END.finditer(answer)] + [len(answer) + 1]
+    line_labels = _line_labels(answer)
     pieces = [answer[a:b] for a, b in itertools.pairwise(bounds)]
-    quantities = _implied_units(answer, find_quantities(answer))
-    segment_of = tuple(bisect.bisect_right(bounds, q.start) - 1 for q in quantities)
+    line_starts = [0] + [m.end() for m in re.finditer("\n", answer)]
+
+    def line_of(position: int) -> int:
+        return line_starts[bisect.bisect_right(line_starts, position) - 1]
+
+    label_of_piece = [line_labels.get(line_of(a), "") for a in bounds[:-1]]
+    found = sorted([*find_quantities(answer), *find_word_numbers(answer)], key=lambda q: q.start)
+    quantities, headers = _implied_units(answer, found)
+    segment_of = [bisect.bisect_right(bounds, q.start) - 1 for q in quantities]
+    labels, label_names = [], []
+    for i, q in enumerate(quantities):
+        segment = segment_of[i]
+        start = bounds[segment]
+        if i and segment_of[i - 1] == segment:
+            start = quantities[i - 1].end
+        line_start = line_of(q.start)
+        start = max(start, line_start + len(line_labels.get(line_start, "")), q.start - 200)
+        end = bounds[segment + 1]
+        if i + 1 < len(quantities) and segment_of[i + 1] == segment:
+            end = quantities[i + 1].start
+        before = answer[start:q.start]
+        after = re.split(r"[,;(]", answer[q.end:min(end, q.end + 200)], maxsplit=1)[0]
+        labels.append(frozenset(content_tokens(f"{before} {after} {headers[i]}")))
+        label_names.append(names_in(before, first_word=True))
+    starts = {q.start for q in found}
+    references = frozenset(i for i, q in enumerate(quantities)
+                           if COMPARISON.search(answer, max(0, q.start - 40), q.start))
     return Reading(
-        text=answer, quantities=tuple(quantities), segment_of=segment_of,
-        segments=tuple(frozenset(content_tokens(p)) for p in pieces),
-        names=tuple(frozenset(m.group(0).lower() for m in NAME.finditer(p)) |
-                    frozenset(w.lower() for w in re.findall(r"\b[A-Z][a-z]{2,}\b", p))
-                    for p in pieces),
+        text=answer, quantities=tuple(quantities), segment_of=tuple(segment_of),
+        segments=tuple(frozenset(content_tokens(p + " " + lab))
+                       for p, lab in zip(pieces, label_of_piece, strict=True)),
+        segment_names=tuple(names_in(p, first_word=True) for p in pieces),
+        labels=tuple(labels), label_names=tuple(label_names), references=references,
+        changes=frozenset(i for i, q in enumerate(quantities)
+                          if re.search(r"\bby\s*$", answer[max(0, q.start - 8):q.start])),
         ranges=tuple(find_ranges(answer, list(quantities))),
+        thresholds=tuple(q for q in find_quantities(answer, thresholds=True)
+                         if q.start not in starts),
         refusal=bool(REFUSAL.search(answer)), saved_file=bool(SAVED_FILE.search(answer)))
+
+
+def _line_labels(answer: str) -> dict[int, str]:
+    """Line start -> the line's label ('Average time to resolution (months):'), which speaks
+    for every value on the line."""
+    out = {}
+    for m in re.finditer(r"(?m)^[^\n:|=]{1,80}(?<![\d.,%])(?<![\d.,%]\s):(?=\s)", answer):
+        out[m.start()] = m.group(0)
+    return out
 
 
 def _unit_template(label: str) -> Quantity | None:
@@ -370,12 +497,14 @@ def _unit_template(label: str) -> Quantity | None:
     return replace(base, scale=scale) if scale != 1.0 else None
 
 
-def _implied_units(answer: str, found: list[Quantity]) -> list[Quantity]:
-    """Bare numbers read in the unit of their table column's header, their line's label, or a
-    unit phrase earlier in their line ("Margin change (pp): 23", "| Δ pp |" over "| 23 |")."""
-    if not found:
-        return found
+def _implied_units(answer: str, found: list[Quantity]) -> tuple[list[Quantity], list[str]]:
+    """Bare numbers read in the unit of their table column's header (or the table's corner
+    cell), their line's label, or a unit phrase earlier in their line ("Margin change (pp): 23",
+    "| Δ pp |" over "| 23 |"); with each value's column header ("" outside tables)."""
     out = list(found)
+    headers = [""] * len(out)
+    if not found:
+        return out, headers
     line_starts = [0] + [m.end() for m in re.finditer(r"\n", answer)]
     header: list[str] | None = None
     header_line = -2
@@ -389,25 +518,27 @@ def _implied_units(answer: str, found: list[Quantity]) -> list[Quantity]:
             header = None
         while i < len(out) and out[i].start < end + 1:
             q = out[i]
-            if q.dimension == "plain" and q.scale == 1.0 and not q.noun and q.start >= start \
-                    and len(line) <= MAX_LABELLED_LINE:
-                template = None
-                if header is not None and n > header_line and line.lstrip().startswith("|"):
-                    column = line[:q.start - start].count("|") - (1 if line.lstrip()[0] == "|"
-                                                                   else 0)
-                    if 0 <= column < len(header):
-                        template = _unit_template(header[column])
-                if template is None:
-                    label = LABEL.match(line)
-                    prefix = line[:q.start - start]
-                    if label and label.end() <= q.start - start:
-                        template = _unit_template(label.group(0))
-                    elif re.search(r"\bin\s+\S+\s*$|\(\s*in\s+[^()]*\)\s*:?\s*$", prefix, re.I):
-                        template = _unit_template(prefix[-40:])
-                if template is not None:
-                    out[i] = with_unit(q, template)
+            if q.start < start or len(line) > MAX_LABELLED_LINE:
+                i += 1
+                continue
+            template = None
+            if header is not None and n > header_line and line.lstrip().startswith("|"):
+                column = line[:q.start - start].count("|") - 1
+                if 0 <= column < len(header):
+                    headers[i] = header[column]
+                    template = _unit_template(header[column]) or _unit_template(header[0])
+            if template is None:
+                label = LABEL.match(line)
+                prefix = line[:q.start - start]
+                if label and label.end() <= q.start - start:
+                    template = _unit_template(label.group(0))
+                elif re.search(r"\bin\s+\S+\s*$|\(\s*in\s+[^()]*\)\s*:?\s*$", prefix, re.I):
+                    template = _unit_template(prefix[-40:])
+            if template is not None and q.dimension == "plain" and q.scale == 1.0 \
+                    and not q.noun:
+                out[i] = with_unit(q, template)
             i += 1
-    return out
+    return out, headers
 
 
 def _cells(line: str) -> list[str]:
@@ -442,80 +573,127 @@ def _alternatives(answer: str, values: list[Quantity], matched: list[Quantity]) 
             continue
         gap = answer[a.end:b.start]
         same_order = a.value and b.value and 1 / 3 <= b.value / a.value <= 3
-        if same_order and re.search(r"\bor\b|\beither\b|/", gap, re.I):
+        if same_order and ALTERNATIVE_GAP.fullmatch(gap):
             return True
     return False
 
 
+def _named(reading: Reading, index: int, names: frozenset[str]) -> bool:
+    """Whether a value's label (else its segment) names everyone the criterion names."""
+    if not names:
+        return False
+    own = reading.label_names[index]
+    return names <= (own if own else reading.segment_names[reading.segment_of[index]])
+
+
 def _score(reading: Reading, index: int, subject: frozenset[str], names: frozenset[str]) -> int:
     segment = reading.segment_of[index]
-    return 10 * _named(reading, segment, names) + len(subject & reading.segments[segment])
-
-
-def _named(reading: Reading, segment: int, names: frozenset[str]) -> bool:
-    """Whether a segment names everyone the criterion names ("Aisha Roberts")."""
-    return bool(names) and names <= reading.names[segment]
+    return (10 * _named(reading, index, names) + 2 * len(subject & reading.labels[index])
+            + len(subject & reading.segments[segment]))
 
 
 def check_target(target: Quantity, tolerance: Tolerance, answer: str,
                  context: Collection[tuple[str, float]] = (), subject: frozenset[str] = frozenset(),
-                 names: frozenset[str] = frozenset()) -> TargetCheck:
+                 names: frozenset[str] = frozenset(), limit: bool = False,
+                 level: bool = True) -> TargetCheck:
     """Whether the answer states the target where it speaks of the target's subject.
 
-    Values are bound by their segment: if the criterion names someone, only segments naming
-    them count; else the segments sharing most words with the criterion that hold a value near
-    the target. A value far from the target counts (as a miss) only when its segment is
-    plainly about the same subject and unit; otherwise the answer gives no evidence (not_found).
+    A value binds to the target through its label (the words since the previous value) and its
+    segment (sentence, line, list item, table row): if the criterion names someone, only values
+    said of them count; else the values whose label and segment share most words with the
+    criterion. A bound value near the target decides; a bound value far from it fails the
+    criterion only when it is plainly the same subject in the same unit; otherwise the answer
+    gives no evidence (not_found).
     """
     reading = read_answer(answer)
-    candidates = [i for i, q in enumerate(reading.quantities)
-                  if _compatible(q, target) and not _is_context(q, context, target)]
-    if any(_named(reading, reading.segment_of[i], names) for i in candidates):
-        candidates = [i for i in candidates if _named(reading, reading.segment_of[i], names)]
-    near = [i for i in candidates if _near(reading.quantities[i], target, tolerance)]
+    if tolerance.basis.startswith("end of the range"):
+        return _range_end(target, tolerance, reading)
+    pool = list(reading.quantities) + (list(reading.thresholds) if limit else [])
+    candidates = [i for i, q in enumerate(pool)
+                  if i < len(reading.quantities) and i not in reading.references
+                  and not (level and i in reading.changes)
+                  and _compatible(q, target) and not _is_context(q, context, target)]
+    if limit:
+        candidates += [i for i in range(len(reading.quantities), len(pool))
+                       if _compatible(pool[i], target) and tolerance.contains(
+                           _display(pool[i], target))]
+    if not candidates:
+        return TargetCheck(target, tolerance, [], [], False, "not_found")
+    if limit and any(i >= len(reading.quantities) for i in candidates):
+        matched = [pool[i] for i in candidates if i >= len(reading.quantities)]
+        return TargetCheck(target, tolerance, matched, [], False, "pass")
+    named = [i for i in candidates if _named(reading, i, names)]
+    if named:
+        candidates = named
+    scores = {i: _score(reading, i, subject, names) for i in candidates}
+    best = max(scores.values())
+    bound = [i for i in candidates if scores[i] == best] if best > 0 else candidates
+    near = [i for i in bound if _near(reading.quantities[i], target, tolerance)]
+    if not near and best > 0 and len(bound) == 1 and level:
+        i = bound[0]
+        q = reading.quantities[i]
+        shared = len(subject & reading.labels[i])
+        plainly = bool(named) or (shared >= 2 and shared >= 0.6 * len(subject))
+        if plainly and _strictly_same_unit(q, target):
+            return TargetCheck(target, tolerance, [], [q], False, "fail")
+    if not near:  # the best-bound value is another quantity; a near one said of the subject
+        close = [i for i in candidates if scores[i] > 0
+                 and _near(reading.quantities[i], target, tolerance)]
+        if close:
+            top = max(scores[i] for i in close)
+            bound = near = [i for i in close if scores[i] == top]
+            best = top
     if near:
-        best = max(_score(reading, i, subject, names) for i in near)
-        bound = [i for i in near if _score(reading, i, subject, names) == best]
-        return _decide(target, tolerance, reading, bound, candidates)
-    far = _same_subject_value(target, reading, candidates, subject, names)
-    if far is not None:
-        return TargetCheck(target, tolerance, [], [far], False, "fail")
+        segments = {reading.segment_of[i] for i in near}
+        beside = [i for i in candidates if reading.segment_of[i] in segments]
+        decided = _decide(target, tolerance, reading, near, beside)
+        if decided.hedged:
+            return decided
+        rivals = [i for i in candidates if i not in bound and 2 * scores[i] >= best > 0
+                  and not named and _near(reading.quantities[i], target, tolerance)
+                  and tolerance.contains(_display(reading.quantities[i], target))
+                  != (decided.outcome == "pass")]
+        if rivals:  # another value as plainly about the subject says otherwise
+            return TargetCheck(target, tolerance, decided.matched, decided.missed, False,
+                               "not_found")
+        return decided
     return TargetCheck(target, tolerance, [], [], False, "not_found")
 
 
-def _decide(target: Quantity, tolerance: Tolerance, reading: Reading, bound: list[int],
-            candidates: list[int]) -> TargetCheck:
-    quantities = [reading.quantities[i] for i in bound]
+def _range_end(target: Quantity, tolerance: Tolerance, reading: Reading) -> TargetCheck:
+    """One end of a criterion's range against the ends of the answer's ranges."""
+    ends = [q for r in reading.ranges for q in r if _compatible(q, target)
+            and _near(q, target, tolerance)]
+    matched = [q for q in ends if tolerance.contains(_display(q, target))]
+    if not ends:
+        return TargetCheck(target, tolerance, [], [], False, "not_found")
+    missed = [q for q in ends if q not in matched]
+    return TargetCheck(target, tolerance, matched, missed, False, "pass" if matched else "fail")
+
+
+def _decide(target: Quantity, tolerance: Tolerance, reading: Reading, near: list[int],
+            bound: list[int]) -> TargetCheck:
+    """Pass when the bound values near the target all meet it and none is hedged; fail when
+    they all miss it or a hedge offers it beside another value; undecided when they differ."""
+    quantities = [reading.quantities[i] for i in near]
     matched = [q for q in quantities if tolerance.contains(_display(q, target))]
     missed = [q for q in quantities if not tolerance.contains(_display(q, target))]
-    segments = {reading.segment_of[i] for i in bound}
+    in_range = {id(q) for r in reading.ranges for q in r}
+    standalone = [q for q in matched if id(q) not in in_range]
     ids = {id(q) for q in quantities}
     ranges = [r for r in reading.ranges
               if (id(r[0]) in ids or id(r[1]) in ids) and _compatible(r[0], target)
               and _compatible(r[1], target)
               and not all(tolerance.contains(_display(q, target)) for q in r)]
-    same_segment = [reading.quantities[i] for i in candidates if reading.segment_of[i] in segments]
-    hedged = bool(ranges) or _alternatives(reading.text, same_segment, matched)
+    if tolerance.basis.startswith("end of the range"):
+        ranges = []  # the criterion's value is a range: the answer's range is its claim
+    beside = [reading.quantities[i] for i in bound]
+    hedged = (bool(ranges) and not standalone) or _alternatives(
+        reading.text, beside, [q for q in beside if tolerance.contains(_display(q, target))])
+    if matched and missed and not hedged:
+        return TargetCheck(target, tolerance, matched, missed, False, "not_found")
     outcome: Literal["pass", "fail"] = "pass" if matched and not hedged else "fail"
     return TargetCheck(target, tolerance, matched, missed, hedged, outcome)
-
-
-def _same_subject_value(target: Quantity, reading: Reading, candidates: list[int],
-                        subject: frozenset[str], names: frozenset[str]) -> Quantity | None:
-    """The one value a segment plainly about the target's subject gives in the target's unit."""
-    by_segment: dict[int, list[int]] = {}
-    for i in candidates:
-        by_segment.setdefault(reading.segment_of[i], []).append(i)
-    found = []
-    for segment, members in by_segment.items():
-        shared = len(subject & reading.segments[segment])
-        named = _named(reading, segment, names)
-        about = named or (shared >= 2 and shared >= 0.6 * len(subject))
-        same_unit = [i for i in members if _strictly_same_unit(reading.quantities[i], target)
-                     or named]
-        if about and len(same_unit) == 1 and len(members) == 1:
-            found.append(reading.quantities[same_unit[0]])
-    return found[0] if len(found) == 1 else None
 
 
 def _strictly_same_unit(q: Quantity, target: Quantity) -> bool:
@@ -538,12 +716,17 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
         return CodeVerdict("not_applicable", "the criterion states no numeric value", [])
     if claim.not_numeric:
         return CodeVerdict("not_applicable", claim.not_numeric, [])
+    if claim.file_deliverable:
+        where = ("the run folder holds the agent's files, which the checker does not read"
+                 if artifacts else "the run folder does not hold it")
+        return CodeVerdict("not_applicable", f"the deliverable is a file ({where})", [])
     if not answer or not answer.strip():
         return CodeVerdict("fail", "the answer is empty", [])
     reading = read_answer(answer)
-    checks = [check_target(t, tol, answer, claim.context, subject, claim.names)
-              for t, tol, subject in zip(claim.targets, claim.tolerances, claim.subjects,
-                                         strict=True)]
+    checks = [check_target(t, tol, answer, claim.context, subject, claim.names, claim.limit,
+                           level)
+              for t, tol, subject, level in zip(claim.targets, claim.tolerances, claim.subjects,
+                                                claim.levels, strict=True)]
     missing = [c for c in checks if c.outcome == "not_found"]
     if missing:
         return _missing(claim, reading, checks, missing, artifacts)
@@ -563,7 +746,7 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
 def _missing(claim: Claim, reading: Reading, checks: list[TargetCheck],
              missing: list[TargetCheck], artifacts: bool) -> CodeVerdict:
     names = ", ".join(c.target.text for c in missing)
-    if claim.file_deliverable or reading.saved_file:
+    if reading.saved_file:
         where = ("the run folder holds the agent's files, which the checker does not read"
                  if artifacts else "the run folder does not hold it")
         return CodeVerdict("not_applicable",
@@ -572,7 +755,7 @@ def _missing(claim: Claim, reading: Reading, checks: list[TargetCheck],
     if reading.refusal and not any(c.matched for c in checks):
         return CodeVerdict("fail", f"the answer declines or could not find the value ({names})",
                            checks)
-    if not reading.quantities:
+    if not reading.quantities and not reading.thresholds:
         return CodeVerdict("fail", f"the answer states no number at all; target {names}",
                            checks)
     return CodeVerdict("not_applicable", f"the answer states no value near {names}", checks)

@@ -12,8 +12,13 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 
 from rubric_audit.checks.code_grade import (
+    CHOICE,
+    CONCLUSION,
+    SUPERLATIVE_CHOICE,
+    YES_NO,
     criterion_targets,
     grade_numeric,
+    read_claim,
     split_criterion,
     tolerance_for,
 )
@@ -23,7 +28,14 @@ from rubric_audit.model import Criterion, Finding, Task, WorldContents
 
 FILE_NAME = re.compile(r"(?<![\w\-.])[\w\-.]+\.(?:pdf|xlsx|xlsm|xls|docx|doc|pptx|ppt|csv|md|txt|json)\b",
                        re.I)
-RESTATE_COVERAGE = 0.8
+RESTATE_COVERAGE = 0.75
+RESTATE_VALUE_COVERAGE = 0.5
+INPUT_VERBS = frozenset(("us", "use", "appli", "bas", "refer", "cit", "mention", "quot", "rel",
+                         "tak", "start", "assum", "given"))
+COMPARATIVE = re.compile(r"\b\w+er\s+than\b|\b(?:more|less|fewer|higher|lower|wider|narrower|"
+                         r"greater|smaller|larger|cheaper|exceeds?|below|above)\b", re.I)
+STATUTORY = re.compile(r"\b(?:statutory|regulatory|prescribed|filing\s+fee|set\s+by\s+law)\b",
+                       re.I)
 ABSENT_SHARE = 0.4
 
 
@@ -103,21 +115,40 @@ def criteria_conflict_on_quantity(task: Task, world: WorldContents) -> Iterator[
 
 
 def criterion_restates_premise(task: Task, world: WorldContents) -> Iterator[Finding]:
-    """A criterion the prompt already satisfies: it only restates the prompt's premise."""
+    """A criterion the prompt already satisfies: it only restates the prompt's premise.
+
+    It must add nothing the prompt does not give: every value it states is a value the prompt
+    states, and it claims no answer (no yes/no, conclusion, choice or named entity, no
+    comparison); a criterion without values must take nearly all its words from the prompt.
+    """
     prompt_tokens = content_tokens(task.prompt)
-    prompt_values = {q.value for q in find_quantities(task.prompt)}
+    prompt_values = {(q.dimension, round(q.value, 9)) for q in find_quantities(task.prompt)}
+    prompt_names = {w.lower() for w in re.findall(r"\b[A-Z][\w&'-]*", task.prompt)}
     for criterion in task.criteria:
-        tokens = content_tokens(criterion.text)
-        if len(tokens) < 4 or is_negative(criterion.text):
+        body, _ = split_criterion(criterion.text)
+        tokens = content_tokens(body) - INPUT_VERBS
+        if len(tokens) < 2 or is_negative(criterion.text) or _claims_an_answer(body, task.prompt):
             continue
-        if any(t.value not in prompt_values for t in _targets(criterion)):
-            continue
+        values = find_quantities(body)
+        if any((q.dimension, round(q.value, 9)) not in prompt_values for q in values):
+            continue  # a value the prompt does not give: computed, so the answer
+        names = {w.lower() for w in re.findall(r"(?<!^)\b[A-Z][\w&'-]*", body.strip())}
+        if names - prompt_names - {"states", "notes"}:
+            continue  # an entity the prompt does not name
         covered = len(tokens & prompt_tokens) / len(tokens)
-        if covered >= RESTATE_COVERAGE:
+        if covered >= (RESTATE_VALUE_COVERAGE if values else RESTATE_COVERAGE):
             yield _finding(task, "criterion_restates_premise", "warning",
-                           f"{covered:.0%} of this criterion's words come from the prompt, which "
-                           f"states it as given; any answer repeating the question passes it",
-                           criterion, criterion_text=criterion.text, prompt=task.prompt)
+                           f"{covered:.0%} of this criterion's words and all its values come "
+                           f"from the prompt, which states them as given; any answer repeating "
+                           f"the question passes it", criterion, criterion_text=criterion.text,
+                           prompt=task.prompt)
+
+
+def _claims_an_answer(body: str, prompt: str) -> bool:
+    """A yes/no answer, a conclusion, a choice or named entity, or a comparison."""
+    return bool(read_claim(body, prompt).not_numeric or YES_NO.search(body)
+                or CONCLUSION.search(body) or CHOICE.search(body)
+                or SUPERLATIVE_CHOICE.search(body) or COMPARATIVE.search(body))
 
 
 def criterion_terms_absent_from_world(task: Task, world: WorldContents) -> Iterator[Finding]:
@@ -170,16 +201,35 @@ def criterion_duplicated(task: Task, world: WorldContents) -> Iterator[Finding]:
 
 
 def numeric_criterion_without_tolerance(task: Task, world: WorldContents) -> Iterator[Finding]:
-    """A numeric criterion with no stated tolerance or rounding rule (graded at its precision)."""
+    """A numeric criterion with no stated tolerance or rounding rule (graded at its precision).
+
+    Identifiers are not numeric (the tokenizer skips them), a rounding instruction in the prompt
+    or a tolerance in the explanation is a stated precision, and exact values need none: whole
+    counts ("4 distribution centres", "60 days"), values set by rule (a statutory rate), and
+    criteria whose claim is a choice or an entity.
+    """
     for criterion in task.criteria:
-        _, tolerance_text = split_criterion(criterion.text)
-        for target in _targets(criterion):
-            tolerance = tolerance_for(target, tolerance_text, task.prompt)
+        body, tolerance_text = split_criterion(criterion.text)
+        if read_claim(criterion.text, task.prompt).not_numeric or STATUTORY.search(body):
+            continue
+        explained = split_criterion(criterion.explanation)[1] if criterion.explanation else ""
+        stated = " ".join(t for t in (tolerance_text, explained,
+                                      _accepts(criterion.explanation)) if t)
+        for target in criterion_targets(body)[0]:
+            if target.dimension == "plain" and target.noun and not target.decimals:
+                continue  # a whole count or duration is exact
+            tolerance = tolerance_for(target, stated, task.prompt)
             if tolerance.basis.startswith("precision"):
                 yield _finding(task, "numeric_criterion_without_tolerance", "info",
                                f"{target.text} has no stated tolerance or rounding rule; graded "
                                f"at its own precision ({tolerance.low:g} to {tolerance.high:g})",
                                criterion, criterion_text=criterion.text)
+
+
+def _accepts(explanation: str) -> str:
+    """An explanation's 'accept A-B' or 'within X' sentence, read as the criterion's tolerance."""
+    return " ".join(s for s in re.split(r"(?<=[.!?])\s+", explanation or "")
+                    if re.search(r"\baccept|\bwithin\b|±|\+/-|tolerance", s, re.I))
 
 
 @lru_cache(maxsize=256)

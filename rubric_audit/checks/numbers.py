@@ -46,6 +46,8 @@ REFERENCE = re.compile(r"(?:clause|section|article|note|schedule|paragraph|item|
                        r"\bno\.?|number|amendment|version)\s*$", re.I)
 MONTH_BEFORE = re.compile(rf"\b(?:{MONTHS})\.?\s*$", re.I)
 MONTH_AFTER = re.compile(rf"^\s*(?:{MONTHS})\b", re.I)
+CURRENCY_RANGE_BEFORE = re.compile(
+    r"(?:[$€£¥]|\b[A-Z]{3})\s?[\d,.]+\s?(?:[kKmMbB]|bn|mm|mn)\s*(?:-|–|—|to)\s*$")
 NUMBER_WORD_BEFORE = re.compile(rf"\b(?:{NUMBER_WORDS})\s*$", re.I)
 
 # Words that name what follows them: "Section 3.2", "Part 487", "Form 10-K", "Rule 26(a)(1)".
@@ -57,7 +59,8 @@ _REFERENCE_WORDS = (
     "standards?|tiers?|phases?|rooms?|suites?|floors?|amendments?|questions?|cfr|usc|u\\.s\\.c|"
     "ifrs|ias|asc|irc|iso|stages?|levels?|scenarios?|series|lots?|buildings?|routes?|"
     "orders?|contracts?|loans?|patents?|bills?|acts?|years?|quarters?|months?|weeks?|days?|"
-    "options?|nos?|numbers?|ids?|refs?|references?|sku|serial|reg")
+    "options?|nos?|numbers?|ids?|refs?|references?|sku|serial|reg|scopes?|workstreams?|waves?|"
+    "drg|cpt|icd(?:-10)?|ndc|hcpcs|naics|npi|isin|cusip|ein")
 _PAREN = r"\((?:\d{1,3}|[A-Za-z]{1,4})\)"
 _NOT_AN_AMOUNT = (r"(?!\s?(?:%|percent|per\s?cent|percentage|bps?\b|basis|[x×]\b|million|"
                   r"billion|thousand|bn\b|mm\b|[kmb]\b))")
@@ -73,6 +76,9 @@ IDENTIFIER = re.compile(
     |\b\d[\d.]*(?:{_PAREN})+
     |\b\d+(?:[-/]\d+){{2,}}\b
     |\b\d+(?:\.\d+){{2,}}\b
+    |\b\d{{1,2}}/\d{{1,2}}\b(?!\s?%)
+    |\b\d+:\d+(?:-[\w\-]+)?\b
+    |[$€£]\s?'?000s?\b
     |(?-i:\b\d+-(?:[A-Z]{{1,4}}\b|[a-z]{{1,3}}-\d)[\w\-]*)
     |(?-i:\b[A-Z][A-Za-z]*-\d[\w\-]*)
     |(?m:^[ \t>*\-]*\(?\d{{1,3}}[.)](?=[ \t]))
@@ -84,7 +90,7 @@ _CODES = "|".join(CURRENCY_CODES)
 QUANTITY = re.compile(
     rf"""
     (?<![\w.,%)])
-    (?P<sign>[-−](?=\s?(?:[$€£¥]|\d|(?:{_CODES})\b)))?
+    (?P<sign>(?:[-−]|(?i:negative|minus)\s)(?=\s?(?:[$€£¥]|\d|(?:{_CODES})\b)))?
     (?:(?P<cur_sym>[$€£¥])|(?P<cur_pre>(?:{_CODES}))\s?)?
     (?P<sign2>[-−])?
     (?P<num>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)
@@ -182,9 +188,12 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
             return None  # part of a date
         if REFERENCE.search(before):
             return None  # clause 14.1, section 3
+        if re.search(r"\bper\s*$", before, re.I):
+            return None  # "rate per 1,000 patient days": a denominator
         noun = _noun(after)
-    if dimension == "plain" and g["scale"] and not currency:
-        return None  # "5m" alone could be metres or months: not a quantity we can trust
+    if dimension == "plain" and g["scale"] and not currency \
+            and not CURRENCY_RANGE_BEFORE.search(before):
+        return None  # "5m" alone could be metres or months; "EUR 12.5m-12.9m" is a range
     if unit.startswith("b"):  # basis points, in percent
         factor *= 0.01
     value = float(num.replace(",", "")) * factor
@@ -192,12 +201,19 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
     if before.endswith("(") and after.startswith(")"):
         outside = re.search(r"([$€£¥])\s?\($", before)
         bare = dimension == "plain" and not outside and "," not in num and "." not in num
-        if bare and NUMBER_WORD_BEFORE.search(before[:-1]):
+        aside = dimension in ("percent", "multiple") and not _in_table_cell(before)
+        if aside:
+            pass  # "two-thirds (64%)": an aside, not a negative
+        elif bare and NUMBER_WORD_BEFORE.search(before[:-1]):
             negative = False  # "fourteen (14) days" restates the number
         elif bare and not _in_table_cell(before):
             return None  # "(14)" in prose is a subsection or list marker
         else:
-            negative = True  # accounting notation: (182.95) or $(182.95)
+            negative = True  # accounting notation: (182.95), $(182.95), $(3.2)m
+            suffix = re.match(r"\)\s?(bn|mm|mn|m|k|million|billion)\b", after, re.I)
+            if suffix and factor == 1.0:
+                factor = SCALES[suffix.group(1).lower()]
+                value *= factor
             if outside and not currency:
                 currency, dimension = CURRENCY_SYMBOLS[outside.group(1)], "currency"
     return Quantity(value=-value if negative else value, dimension=dimension, currency=currency,
@@ -263,13 +279,20 @@ def _share_units_in_ranges(text: str, found: list[Quantity]) -> list[Quantity]:
 
 def with_unit(bare: Quantity, unit_from: Quantity) -> Quantity:
     """A bare number read in the unit another quantity (or a header, or a label) gives it."""
+    if bare.scale != 1.0:  # "12.9m" after "EUR 12.5m-": its own scale, the other's currency
+        return replace(bare, dimension=unit_from.dimension, currency=unit_from.currency)
     return replace(bare, value=bare.value * unit_from.scale, dimension=unit_from.dimension,
                    currency=unit_from.currency, scale=unit_from.scale, noun=unit_from.noun)
 
 
 def _range_gap(text: str, a: Quantity, b: Quantity) -> bool:
-    """Whether the text between two quantities joins them as a range."""
-    if b.start - a.end > 12:
+    """Whether the text between two quantities joins them as a range ('from A to B' and
+    'by A to B' are a change, '210 bps to 54.9%' two quantities)."""
+    if b.start - a.end > 12 or (a.dimension == b.dimension and a.scale != b.scale
+                                and a.dimension == "percent"):
+        return False
+    if re.search(r"\b(?:from|by)\s*$", text[max(0, a.start - 12):a.start], re.I) \
+            and "to" in text[a.end:b.start].lower():
         return False
     between = text[a.end:b.start]
     if not RANGE_JOIN.match(between):
@@ -286,3 +309,28 @@ def find_ranges(text: str, quantities: list[Quantity]) -> list[tuple[Quantity, Q
             continue
         pairs.append((a, b) if a.value <= b.value else (b, a))
     return pairs
+
+
+WORD_NUMBER = re.compile(rf"\b({NUMBER_WORDS}|zero)(?:-(one|two|three|four|five|six|seven|eight|"
+                         r"nine))?\s+(?!hundred|thousand|million|billion)(?=[a-z])", re.I)
+WORD_VALUES = {w: i for i, w in enumerate(
+    "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
+    "fifteen sixteen seventeen eighteen nineteen".split())}
+WORD_VALUES |= {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 60, "seventy": 70,
+                "eighty": 80, "ninety": 90}
+
+
+def find_word_numbers(text: str) -> list[Quantity]:
+    """Counts written in words before what they count: 'three weeks', 'forty-five days'."""
+    out = []
+    for m in WORD_NUMBER.finditer(text):
+        head = m.group(1).lower()
+        if head not in WORD_VALUES:
+            continue
+        value = WORD_VALUES[head] + (WORD_VALUES[m.group(2).lower()] if m.group(2) else 0)
+        noun = _noun(text[m.end() - 1:m.end() + WINDOW])
+        if noun:
+            out.append(Quantity(value=float(value), dimension="plain", currency=None, scale=1.0,
+                                decimals=0, text=m.group(0).strip(), start=m.start(),
+                                end=m.end(), noun=noun))
+    return out

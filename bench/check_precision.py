@@ -1,0 +1,53 @@
+"""Precision and coverage of the deterministic checks on the labelled corpus (tests/corpus).
+
+    python bench/check_precision.py [--corpus tests/corpus] [--no-write] [--by-class]
+
+Prints, per check, how many cases it spoke on and how often rightly (the code checker: decided
+cases and agreement with the expert verdict; judge-vs-code and lint checks: findings and true
+findings), and writes the numbers to rubric_audit/checks/precision.json, which the audit reads to
+give each finding its check's confidence. --by-class splits the code checker by failure class.
+"""
+
+from __future__ import annotations
+
+import argparse
+from collections import Counter
+from pathlib import Path
+
+from rubric_audit.checks.precision import DATA, _cases, code_verdict, measure, write
+
+ROOT = Path(__file__).resolve().parents[1]
+
+
+def _pct(x: float | None) -> str:
+    return "-" if x is None else f"{x:.1%}"
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--corpus", type=Path, default=ROOT / "tests/corpus")
+    parser.add_argument("--no-write", action="store_true")
+    parser.add_argument("--by-class", action="store_true")
+    args = parser.parse_args()
+    measured = measure(args.corpus)
+    print(f"{'check':40} {'cases':>6} {'fired':>6} {'right':>6} {'precision':>9} {'coverage':>8}")
+    for p in measured.values():
+        print(f"{p.check:40} {p.cases:6} {p.fired:6} {p.correct:6} {_pct(p.precision):>9} "
+              f"{_pct(p.coverage):>8}" + (f"  missed {p.missed}" if p.missed else ""))
+    if args.by_class:
+        counts: Counter[tuple[str, str]] = Counter()
+        for case in _cases(args.corpus, "criteria"):
+            verdict = code_verdict(case).verdict
+            outcome = ("n/a" if verdict == "not_applicable"
+                       else "right" if verdict == case["verdict"] else "wrong")
+            counts[(case["failure_class"], outcome)] += 1
+        for cls in sorted({c for c, _ in counts}):
+            right, wrong, na = (counts[(cls, o)] for o in ("right", "wrong", "n/a"))
+            print(f"  {cls:20} right {right:3}  wrong {wrong:3}  n/a {na:3}")
+    if not args.no_write:
+        write(measured)
+        print(f"wrote {DATA.relative_to(ROOT)}")
+
+
+if __name__ == "__main__":
+    main()

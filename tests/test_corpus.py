@@ -1,0 +1,60 @@
+"""The deterministic checks against the labelled corpus (tests/corpus): precision floors per check,
+and the precision the audit ships (rubric_audit/checks/precision.json) equal to what the corpus
+measures now, so every finding's stated confidence is true."""
+
+from __future__ import annotations
+
+from dataclasses import replace
+from pathlib import Path
+
+import pytest
+
+from rubric_audit.checks.precision import CODE_CHECKER, TRUSTED, calibrate, load, measure
+from rubric_audit.model import Finding
+
+CORPUS = Path(__file__).parent / "corpus"
+FLOORS = {
+    CODE_CHECKER: 0.97,  # code verdicts agree with the expert labels where the checker decides
+    "judge_failed_value_within_tolerance": TRUSTED,
+    "judge_credited_hedge": TRUSTED,
+    "judge_passed_value_outside_tolerance": TRUSTED,
+    "criterion_restates_premise": TRUSTED,
+    "numeric_criterion_without_tolerance": TRUSTED,
+}
+COVERAGE_FLOOR = 0.5  # the checker must still decide at least half the corpus
+
+
+@pytest.fixture(scope="module")
+def measured():
+    return measure(CORPUS)
+
+
+@pytest.mark.parametrize("check", sorted(FLOORS))
+def test_precision_floor(measured, check: str) -> None:
+    record = measured[check]
+    assert record.fired, f"{check} never spoke on the corpus"
+    assert record.precision >= FLOORS[check], (
+        f"{check}: {record.correct}/{record.fired} = {record.precision:.1%} "
+        f"(floor {FLOORS[check]:.0%}, coverage {record.coverage:.1%})")
+
+
+def test_code_checker_coverage(measured) -> None:
+    record = measured[CODE_CHECKER]
+    assert record.coverage >= COVERAGE_FLOOR, f"decided {record.fired}/{record.cases}"
+
+
+def test_shipped_precision_is_the_measured_one(measured) -> None:
+    assert load() == measured, "run python bench/check_precision.py and commit precision.json"
+
+
+def test_a_check_under_the_floor_speaks_only_as_info(measured) -> None:
+    finding = Finding(task_id="t", criterion_id="c", check="criterion_restates_premise",
+                      severity="warning", message="m")
+    shaky = {**measured, "criterion_restates_premise": replace(
+        measured["criterion_restates_premise"], correct=0)}
+    [trusted] = calibrate([finding], measured)
+    [lowered] = calibrate([finding], shaky)
+    assert trusted.severity == "warning" and lowered.severity == "info"
+    assert trusted.evidence["confidence"]["corpus_precision"] == pytest.approx(
+        measured["criterion_restates_premise"].precision, abs=1e-4)
+    assert lowered.evidence["confidence"]["corpus_precision"] == 0
