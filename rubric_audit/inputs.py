@@ -18,7 +18,8 @@ CODE = Path(rubric_audit.__file__).resolve().parent
 
 
 def _walk(root: Path, skip: Path | None, digest: hashlib._Hash) -> None:
-    """Feed every entry under `root` (links not followed) with its size and mtime to `digest`."""
+    """Feed every entry under `root` with its size and mtime to `digest` (links are not walked
+    into, but a link's target is stat'ed)."""
     pending = [root]
     while pending:
         folder = pending.pop()
@@ -26,7 +27,7 @@ def _walk(root: Path, skip: Path | None, digest: hashlib._Hash) -> None:
             continue
         try:
             entries = sorted(os.scandir(folder), key=lambda e: e.name)
-        except (NotADirectoryError, FileNotFoundError):
+        except OSError:  # a file, or unreadable: the loaders say so, with the file's name
             entries = []
         for entry in entries:
             if entry.name == "__pycache__":  # written by Python itself, not an input
@@ -34,6 +35,12 @@ def _walk(root: Path, skip: Path | None, digest: hashlib._Hash) -> None:
             info = entry.stat(follow_symlinks=False)
             digest.update(f"{entry.path}\0{info.st_mode}\0{info.st_size}\0"
                           f"{info.st_mtime_ns}\n".encode())
+            if entry.is_symlink():  # a loader that follows it reads its target: stat that too
+                try:
+                    target = os.stat(entry.path)
+                except OSError:
+                    continue
+                digest.update(f"->{target.st_size}\0{target.st_mtime_ns}\n".encode())
             if entry.is_dir(follow_symlinks=False):
                 pending.append(Path(entry.path))
 
@@ -47,7 +54,10 @@ def inputs_fingerprint(paths: list[Path], settings: dict[str, object], out: Path
     for path in roots:
         if any(path != other and path.is_relative_to(other) for other in roots):
             continue  # walked with the folder holding it (BENCH/runs inside BENCH)
-        info = path.stat()
+        try:
+            info = path.stat()
+        except OSError:
+            continue  # missing: the loaders say so
         digest.update(f"{path}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
         _walk(path, skip, digest)
     return digest.hexdigest()

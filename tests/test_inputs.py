@@ -9,6 +9,7 @@ import sqlite3
 from pathlib import Path
 
 from rubric_audit.audit import AuditOptions, import_runs, run_audit
+from rubric_audit.inputs import inputs_fingerprint
 from tests.conftest import SAMPLE
 
 
@@ -60,3 +61,15 @@ def test_touching_a_file_without_changing_it_is_a_change(tmp_path: Path) -> None
     os.utime(task_file, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000_000))
     run_audit(bench, None, out)
     assert lint_findings(out) > 0
+
+
+def test_fingerprint_sees_link_targets_and_ignores_pycache(tmp_path: Path) -> None:
+    runs, outside, out = tmp_path / "runs", tmp_path / "outside.json", tmp_path / "out"
+    runs.mkdir()
+    outside.write_text("{}")
+    (runs / "grades.json").symlink_to(outside)
+    before = inputs_fingerprint([runs], {}, out)
+    (runs / "__pycache__").mkdir()
+    assert inputs_fingerprint([runs], {}, out) == before
+    outside.write_text('{"a": 1}')
+    assert inputs_fingerprint([runs], {}, out) != before
