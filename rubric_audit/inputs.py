@@ -18,8 +18,8 @@ CODE = Path(rubric_audit.__file__).resolve().parent
 
 
 def _walk(root: Path, skip: Path | None, digest: hashlib._Hash) -> None:
-    """Feed every entry under `root` with its size and mtime to `digest` (links are not walked
-    into, but a link's target is stat'ed)."""
+    """Feed every file under `root` with its size and mtime to `digest`, and every folder by name
+    (links are not walked into, but a link's target is stat'ed)."""
     pending = [root]
     while pending:
         folder = pending.pop()
@@ -32,6 +32,10 @@ def _walk(root: Path, skip: Path | None, digest: hashlib._Hash) -> None:
         for entry in entries:
             if entry.name == "__pycache__":  # written by Python itself, not an input
                 continue
+            if entry.is_dir(follow_symlinks=False):  # its entries are walked: no mtime needed
+                digest.update(f"{entry.path}/\n".encode())
+                pending.append(Path(entry.path))
+                continue
             info = entry.stat(follow_symlinks=False)
             digest.update(f"{entry.path}\0{info.st_mode}\0{info.st_size}\0"
                           f"{info.st_mtime_ns}\n".encode())
@@ -41,8 +45,6 @@ def _walk(root: Path, skip: Path | None, digest: hashlib._Hash) -> None:
                 except OSError:
                     continue
                 digest.update(f"->{target.st_size}\0{target.st_mtime_ns}\n".encode())
-            if entry.is_dir(follow_symlinks=False):
-                pending.append(Path(entry.path))
 
 
 def inputs_fingerprint(paths: list[Path], settings: dict[str, object], out: Path) -> str:
@@ -54,10 +56,10 @@ def inputs_fingerprint(paths: list[Path], settings: dict[str, object], out: Path
     for path in roots:
         if any(path != other and path.is_relative_to(other) for other in roots):
             continue  # walked with the folder holding it (BENCH/runs inside BENCH)
-        try:
+        if path.is_dir():
+            digest.update(f"{path}/\n".encode())
+            _walk(path, skip, digest)
+        elif path.exists():  # a file given itself (an inspect log); a missing one is the loaders'
             info = path.stat()
-        except OSError:
-            continue  # missing: the loaders say so
-        digest.update(f"{path}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
-        _walk(path, skip, digest)
+            digest.update(f"{path}\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
     return digest.hexdigest()
