@@ -224,7 +224,7 @@ def _remove_stale_staging(out: Path) -> None:
     prefix = f".{out.name}."
     for folder in out.parent.glob(f"{glob.escape(prefix)}*"):
         pid = folder.name[len(prefix):].partition(".")[0]
-        if folder.is_dir() and not folder.is_symlink() and pid.isdigit() and not _alive(int(pid)):
+        if folder.is_dir() and not folder.is_symlink() and pid.isdecimal() and not _alive(int(pid)):
             shutil.rmtree(folder, ignore_errors=True)
 
 

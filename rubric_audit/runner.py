@@ -90,7 +90,7 @@ def select_tasks(bench: Benchmark, ids: list[str] | None, sample: int | None,
 
 def existing_attempts(task_dir: Path) -> list[int]:
     return sorted(int(p.name.removeprefix("attempt_")) for p in task_dir.glob("attempt_*")
-                  if p.is_dir() and p.name.removeprefix("attempt_").isdigit())
+                  if p.is_dir() and p.name.removeprefix("attempt_").isdecimal())
 
 
 def _tool_text(result: Any) -> str:

@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import json
 from collections import Counter
 from pathlib import Path
 
@@ -110,3 +111,13 @@ def test_a_linked_artifact_is_neither_listed_nor_read(tmp_path: Path) -> None:
     [attempt] = load_runs([variant]).attempts
     assert attempt.artifacts == ["artifacts/answer.md"]
     assert "PRIVATE KEY" not in artifacts_text(attempt)
+
+
+@pytest.mark.parametrize("attempt", ["²", "9" * 5000, "-1", 2.5])
+def test_a_failures_attempt_that_is_no_number_is_ignored(tmp_path: Path, attempt: object) -> None:
+    task = make_task()
+    variant = make_variant(tmp_path / "runs", "m1", "m/one", [(task, 1, None)])
+    (variant / "results.failures.jsonl").write_text(
+        json.dumps({"task_id": "task_1", "attempt": attempt, "error": "boom"}) + "\n")
+    [attempt_read] = load_runs([variant]).attempts
+    assert attempt_read.state == "unavailable" and attempt_read.unavailable_reason == "boom"

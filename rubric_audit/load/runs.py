@@ -403,7 +403,7 @@ def load_variant(variant_dir: Path) -> RecordedRuns:
     row_by_task = {r["task_id"]: r for r in rows}
     failure_by_task = {f["task_id"]: f for f in failures}
     failure_by_attempt = {(f["task_id"], int(f["attempt"])): f for f in failures
-                          if str(f.get("attempt", "")).isdigit()}
+                          if str(f.get("attempt", "")).isdecimal() and len(str(f["attempt"])) < 10}
     models = Counter(r.get("agent_model") for r in [*rows, *failures] if r.get("agent_model"))
     default_model = models.most_common(1)[0][0] if models else variant
     runs = RecordedRuns()
