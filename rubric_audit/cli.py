@@ -81,11 +81,11 @@ def tasks_command(bench: BenchArg) -> None:
     from rubric_audit.load.benchmark import load_benchmark
 
     benchmark = load_benchmark(bench)
-    table = Table(title=f"{benchmark.name}: {len(benchmark.tasks)} tasks")
+    table = Table(title=f"{escape(benchmark.name)}: {len(benchmark.tasks)} tasks")
     for column in ("name", "id", "domain", "world", "#criteria", "gold"):
         table.add_column(column, overflow="fold")
     for t in benchmark.tasks:
-        table.add_row(t.name, t.id, t.domain, t.world_id, str(len(t.criteria)),
+        table.add_row(*map(escape, (t.name, t.id, t.domain, t.world_id)), str(len(t.criteria)),
                       t.gold.type if t.gold else "none")
     out.print(table)
 
@@ -104,14 +104,14 @@ def show_command(bench: BenchArg,
         raise InputError(bench / "tasks_and_rubrics.json", "task_id", f"no task {task!r}")
     world = load_task_world(benchmark, found, with_text=False)
     out.rule(f"{escape(found.name)}  ({found.id})")
-    out.print(f"[bold]Domain:[/] {escape(found.domain)}   [bold]World:[/] {found.world_id}   "
+    out.print(f"[bold]Domain:[/] {escape(found.domain)}   [bold]World:[/] {escape(found.world_id)}   "
               f"[bold]Expected output:[/] {found.expected_output or '-'}")
     out.print("\n[bold]Prompt[/]")
     out.print(escape(found.prompt))
     out.print(f"\n[bold]Rubric[/] ({len(found.criteria)} criteria)")
     for i, c in enumerate(found.criteria, start=1):
         flag = " [primary]" if c.primary else ""
-        out.print(f"{i}. {escape(c.text)}{escape(flag)}  [dim]({c.id}, weight {c.weight:g})[/]")
+        out.print(f"{i}. {escape(c.text)}{escape(flag)}  [dim]({escape(c.id)}, weight {c.weight:g})[/]")
         if c.explanation:
             out.print(f"   [italic]why:[/] {escape(c.explanation)}")
     out.print("\n[bold]Gold[/]")
@@ -218,7 +218,7 @@ def audit_command(
         achievable = {(v.model, v.variant, v.grader): v for v in s.achievable.scores}
         for v in s.scores:
             a = achievable.get((v.model, v.variant, v.grader))
-            table.add_row(v.model, v.variant, v.grader, str(v.graded_attempts),
+            table.add_row(*map(escape, (v.model, v.variant, v.grader)), str(v.graded_attempts),
                           str(v.unavailable_attempts), pct(v.pass_at_1),
                           pct(a.pass_at_1) if a else "n/a")
         out.print(table)
@@ -229,7 +229,7 @@ def audit_command(
     for alarm in s.alarms:
         out.print(f"[yellow]Alarm:[/] {escape(alarm)}")
     if s.models_used:
-        out.print(f"Models used: {', '.join(s.models_used)}.")
+        out.print(f"Models used: {escape(', '.join(s.models_used))}.")
     else:
         out.print("Ran offline: no model was called.")
     for step in s.skipped:
@@ -310,7 +310,7 @@ def serve_command(
     try:
         with Session(benchmark, found) as session:
             if http is not None:
-                err.print(f"Serving {found.name} on http://127.0.0.1:{http}/mcp (Ctrl-C to stop)")
+                err.print(f"Serving {escape(found.name)} on http://127.0.0.1:{http}/mcp (Ctrl-C to stop)")
             serve(session, Telemetry(telemetry) if telemetry else None, http, export)
     except Terminated as stop:  # exported and cleaned up; the stdio reader thread would keep a
         sys.stdout.flush()      # normal exit waiting until the client closes stdin
@@ -374,13 +374,13 @@ def run_command(
         todo, done = runner.plan_one_more([t for t in chosen if t.id in failed]), 0
     else:
         todo, done = runner.plan(chosen, attempts)
-    out.print(f"Variant {spec.name}: {len(todo)} attempts to run, {done} already finished.")
+    out.print(f"Variant {escape(spec.name)}: {len(todo)} attempts to run, {done} already finished.")
     totals = {"tokens": 0, "cost": 0.0, "cost_known": True}
     states: dict[str, int] = {}
     columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
                TimeRemainingColumn(), TextColumn("{task.fields[stats]}"))
     with Progress(*columns, console=err) as progress:
-        bar = progress.add_task(spec.name, total=len(todo), stats="")
+        bar = progress.add_task(escape(spec.name), total=len(todo), stats="")
 
         def done_one(result) -> None:
             states[result.state] = states.get(result.state, 0) + 1
@@ -472,7 +472,7 @@ def regold_command(
         out.print(f"Recomputed {recipes} tasks with a recipe: {len(findings)} findings.")
         for f in findings:
             name = benchmark.task(f.task_id).name if f.task_id else ""
-            out.print(f"  {name}: [bold]{f.check}[/] {escape(f.message)}")
+            out.print(f"  {escape(name)}: [bold]{f.check}[/] {escape(f.message)}")
         if findings_out is not None:
             from rubric_audit.atomic import write_atomic
 
@@ -502,7 +502,7 @@ def regold_command(
     except RecipeError as exc:
         raise InputError(exc.path, f"line {exc.line}" if exc.line else None,
                          exc.problem) from None
-    table = Table(title=f"{found.name}: recomputed from {recipe.workbook}")
+    table = Table(title=escape(f"{found.name}: recomputed from {recipe.workbook}"))
     for column in ("criterion", "recomputed", "criterion states", "gold states", "tolerance",
                    "verdict"):
         table.add_column(column, overflow="fold")
@@ -512,7 +512,7 @@ def regold_command(
         verdict = ("match" if r.criterion_matches and r.gold_matches is not False
                    else "MISMATCH" if r.criterion_id else "")
         tolerance = f"{r.tolerance[0]:,.6g} to {r.tolerance[1]:,.6g}" if r.tolerance else ""
-        table.add_row(index, f"{r.value:,.6g}",
+        table.add_row(escape(index), f"{r.value:,.6g}",
                       "" if r.criterion_value is None else f"{r.criterion_value:,.6g}",
                       ", ".join(f"{v:,.6g}" for v in r.gold_values), tolerance, verdict)
     out.print(table)
@@ -585,7 +585,7 @@ def ablate_command(
         table.add_column(column)
     for arm in (result.a, result.b):
         i = arm.pass_at_1
-        table.add_row(arm.name, str(arm.attempts), str(arm.graded),
+        table.add_row(escape(arm.name), str(arm.attempts), str(arm.graded),
                       f"{pct(i.estimate)} [{pct(i.low)}, {pct(i.high)}]",
                       *(pct(arm.opened[app]) for app in ("mail", "chat", "calendar")))
     out.print(table)

@@ -273,3 +273,18 @@ def test_a_read_only_output_folder_is_one_line(tmp_path: Path) -> None:
     finally:
         out.chmod(0o755)
     assert result.exit_code == 2 and "not writable" in result.stderr
+
+
+def test_names_that_look_like_markup_are_printed_as_written(tmp_path: Path) -> None:
+    task = make_task(task_name="[/x] [bold]evil", domain="[/y]", world_id="[/z]")
+    root = make_benchmark(tmp_path / "b", tasks=[task])
+    make_variant(root / "runs", "[bold]v", "[/m]", [
+        (task, 1, {"task_1_c1": "pass", "task_1_c2": "fail"})])
+    printed = {}
+    for args in (("tasks", root), ("show", root, "task_1"),
+                 ("audit", root, "--out", tmp_path / "out")):
+        result = invoke(*args)
+        assert result.exit_code == 0, (args, result.output)
+        printed[args[0]] = result.stdout
+    assert "[/x] [bold]evil" in printed["tasks"] and "World: [/z]" in printed["show"]
+    assert "| [/m] " in printed["audit"].replace("│", "|"), printed["audit"]
