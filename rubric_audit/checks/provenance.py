@@ -1,10 +1,11 @@
 """Where the numbers in an answer came from: a pure function of the answer and its trajectory.
 
 A number the answer states is *seen* when a tool result (or the prompt) holds it, up to the
-answer's precision (rounded or cut) and a power-of-ten scale (a workbook's 0.0985 is the answer's 9.85%, its
-2,156.687 in millions the answer's $2.16bn); the first such step is its source. A number seen
-nowhere may still be *computed*: a sum, difference, ratio, percentage or percentage change of
-two values seen. Anything else is *unsupported*, and `answer_value_unsupported` says so (info).
+answer's precision (rounded or cut) and a power-of-ten scale (a workbook's 0.0985 is the
+answer's 9.85%, its 2,156.687 in millions the answer's $2.16bn); the first such step is its
+source. A number seen nowhere may still be *computed*: a sum, difference, ratio, percentage or
+percentage change of two values seen. Anything else is *unsupported*, and
+`answer_value_unsupported` says so (info).
 
 Conservative by design: the final answer's own call and any result that merely echoes its
 call's arguments (a todo list, a written file) are not sources; single-digit numbers are not
