@@ -28,6 +28,7 @@ from rubric_audit.checks.input import (
 )
 from rubric_audit.checks.lints import TASK_CHECKS, WORLD_CHECKS
 from rubric_audit.checks.model_lints import MODEL_CHECKS, model_lint
+from rubric_audit.checks.precision import calibrate
 from rubric_audit.checks.provenance import answer_value_unsupported
 from rubric_audit.control_runs import code_controls, flip_rates, judge_controls, model_controls
 from rubric_audit.errors import InputError
@@ -116,7 +117,7 @@ def check_numbers_in_code(store: AuditStore) -> None:
         findings += judge_disagrees_with_code(task, attempt, judged.get(attempt.id, []), verdicts)
     with store.transaction():
         store.replace_grades("code", grades)
-        store.replace_findings(CODE_STAGE, findings)
+        store.replace_findings(CODE_STAGE, list(calibrate(findings)))
 
 
 def check_provenance(store: AuditStore) -> None:
@@ -305,7 +306,7 @@ def run_lints(store: AuditStore, bench: Benchmark, worlds: dict[str, WorldConten
                 for f in check(task, worlds.get(task.id, WorldContents()))]
     recomputed, regold_findings = regold_everything(bench) if bench.root else ({}, [])
     with store.transaction():
-        store.replace_findings(LINTS_STAGE, findings)
+        store.replace_findings(LINTS_STAGE, list(calibrate(findings)))
         store.replace_findings(REGOLD_STAGE, regold_findings)
         store.set_meta("regold", {task_id: [r.model_dump() for r in rows]
                                   for task_id, rows in recomputed.items()})

@@ -4,6 +4,7 @@ measures now, so every finding's stated confidence is true."""
 
 from __future__ import annotations
 
+import json
 from dataclasses import replace
 from pathlib import Path
 
@@ -58,3 +59,24 @@ def test_a_check_under_the_floor_speaks_only_as_info(measured) -> None:
     assert trusted.evidence["confidence"]["corpus_precision"] == pytest.approx(
         measured["criterion_restates_premise"].precision, abs=1e-4)
     assert lowered.evidence["confidence"]["corpus_precision"] == 0
+
+
+def test_the_audit_states_each_checks_findings_and_corpus_precision(tmp_path: Path) -> None:
+    from typer.testing import CliRunner
+
+    from rubric_audit.cli import app
+    from tests.conftest import SAMPLE
+
+    result = CliRunner().invoke(app, ["audit", str(SAMPLE), "--out", str(tmp_path / "out")])
+    assert result.exit_code == 0, result.output
+    summary = json.loads((tmp_path / "out" / "audit.json").read_text())
+    rows = {r["check"]: r for r in summary["findings"]["precision"]}
+    measured = load()
+    for check, record in measured.items():
+        assert rows[check]["corpus_precision"] == pytest.approx(record.precision)
+        assert rows[check]["findings"] == summary["findings"]["by_check"].get(check, 0)
+    findings = [json.loads(line) for line in
+                (tmp_path / "out" / "findings.jsonl").read_text().splitlines()]
+    lints = [f for f in findings if f["check"] == "numeric_criterion_without_tolerance"]
+    assert lints and all(f["evidence"]["confidence"]["corpus_cases"] > 0 for f in lints)
+    assert "corpus precision" in (tmp_path / "out" / "report.md").read_text()

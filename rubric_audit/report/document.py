@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rubric_audit.checks.precision import CODE_CHECKER
 from rubric_audit.describe import criterion_title, readable
 from rubric_audit.model import Finding, Task
 from rubric_audit.report.statistics import ScoreRow
@@ -364,7 +365,25 @@ def _findings_section(summary: AuditSummary, findings: list[Finding], tasks: dic
                               if f.task_id in tasks else f.criterion_id or "",
                               f"`{f.check}`", readable(f.message, tasks.get(f.task_id or ""))]
                              for f in shown]))
+    blocks += _precision_blocks(summary)
     return Section("Flagged tasks and findings", blocks)
+
+
+def _precision_blocks(summary: AuditSummary) -> list[Block]:
+    """Per check: findings in this audit and the precision measured on the labelled corpus
+    (a check under 90% there speaks only as info). Rows are kept in `summary.findings.precision`
+    so that other measures (e.g. reviewers' judgements) can be added as columns."""
+    rows = [[f"`{t.check}`", "-" if t.check == CODE_CHECKER else str(t.findings),
+             "not measured" if t.corpus_precision is None else
+             f"{t.corpus_precision:.0%} ({t.corpus_right}/{t.corpus_fired} on {t.corpus_cases} "
+             f"cases)"]
+            for t in summary.findings.precision]
+    if not rows:
+        return []
+    return [Text("How far each check can be trusted: its findings here and its precision on the "
+                 "labelled corpus (`python bench/check_precision.py`; for the code checker, "
+                 "agreement with expert labels where it decides)."),
+            Table(["check", "findings", "corpus precision"], rows)]
 
 
 def build_document(summary: AuditSummary, findings: list[Finding], tasks: dict[str, Task]

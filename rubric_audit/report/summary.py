@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from rubric_audit import __version__
 from rubric_audit.checks.controls import Control, control_outcome
+from rubric_audit.checks.precision import load as load_precision
 from rubric_audit.checks.screen import Screen, gather, screen
 from rubric_audit.model import Attempt, CriterionGrade, Finding, Task
 from rubric_audit.report.statistics import Statistics, build_statistics, per_task
@@ -24,9 +25,22 @@ class UnavailableAttempt(BaseModel):
     reason: str
 
 
+class CheckTrust(BaseModel):
+    """One check: the findings it made in this audit and how far it can be trusted. Corpus
+    numbers come from the labelled corpus (bench/check_precision.py); None if not measured."""
+
+    check: str
+    findings: int
+    corpus_precision: float | None = None
+    corpus_right: int | None = None
+    corpus_fired: int | None = None
+    corpus_cases: int | None = None
+
+
 class FindingCounts(BaseModel):
     by_severity: dict[str, int]
     by_check: dict[str, int]
+    precision: list[CheckTrust] = []
 
 
 class Agreement(BaseModel):
@@ -123,9 +137,16 @@ def _unavailable(attempts: list[Attempt]) -> list[UnavailableAttempt]:
 
 
 def _counts(findings: list[Finding]) -> FindingCounts:
+    by_check = Counter(f.check for f in findings)
+    measured = load_precision()
     return FindingCounts(
         by_severity={s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")},
-        by_check=dict(sorted(Counter(f.check for f in findings).items())),
+        by_check=dict(sorted(by_check.items())),
+        precision=[CheckTrust(check=check, findings=by_check.get(check, 0),
+                              **({"corpus_precision": m.precision, "corpus_right": m.correct,
+                                  "corpus_fired": m.fired, "corpus_cases": m.cases}
+                                 if (m := measured.get(check)) else {}))
+                   for check in sorted(set(by_check) | set(measured))],
     )
 
 
