@@ -18,8 +18,9 @@ from rubric_audit.errors import MAX_FILE_BYTES, InputError, too_big
 MAX_ARCHIVE_BYTES = 2**30
 """The declared total of one zip's entries."""
 MAX_RATIO = 200
-"""Declared size over compressed size, for entries above RATIO_FLOOR: zeros compress ~1000:1."""
-RATIO_FLOOR = 2**20
+"""Declared size over compressed size, for entries above RATIO_FLOOR (10 MB): zeros compress
+~1000:1, real documents, sheets and logs of that size far less."""
+RATIO_FLOOR = 10 * 2**20
 
 
 def safe_member_name(name: str) -> str | None:

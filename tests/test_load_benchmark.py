@@ -188,7 +188,7 @@ def test_entry_that_expands_too_much_is_refused(tmp_path: Path) -> None:
     _zipped_world(root, {})
     archive = root / "world_files_zipped" / "world_a.zip"
     with zipfile.ZipFile(archive, "a", zipfile.ZIP_DEFLATED) as zf:
-        zf.writestr("filesystem/zeros.txt", bytes(5 * 2**20))
+        zf.writestr("filesystem/zeros.txt", bytes(20 * 2**20))
     bench = load_benchmark(root)
     with pytest.raises(InputError, match=r"expands [0-9,]+ times"):
         load_task_world(bench, bench.tasks[0])
