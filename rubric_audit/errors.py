@@ -12,6 +12,7 @@ from pydantic import BaseModel, TypeAdapter, ValidationError
 
 M = TypeVar("M", bound=BaseModel)
 
+
 class InputError(Exception):
     """Unusable input. The CLI prints it on one line and exits with code 2."""
 

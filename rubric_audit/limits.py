@@ -1,9 +1,8 @@
-"""Zips from strangers (worlds, and the xlsx/docx inside them), checked before anything is read.
+"""Zips from strangers (worlds, the xlsx/docx inside them, inspect .eval logs), checked first.
 
 A zip is refused by the names and sizes its entries declare, before any entry is decompressed
-(files on disk are capped by `errors.read_bytes`). Python's zip reader
-never returns more than an entry declares (a lying entry fails its CRC check), so the declared
-sizes bound memory.
+(files on disk are capped by `errors.read_bytes`). Python's zip reader never returns more than an
+entry declares (a lying entry fails its CRC check), so the declared sizes bound memory.
 """
 
 from __future__ import annotations
