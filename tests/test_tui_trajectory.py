@@ -83,6 +83,13 @@ async def test_the_tab_shows_tool_calls_and_unfolds_a_result(out: Path) -> None:
         await pilot.press("down", "enter")  # Enter inside the result folds it again
         await pilot.pause()
         assert len(view.rows) == folded and view.cursor == target
+        await pilot.press("end")
+        await pilot.pause()
+        assert view.cursor == len(view.rows) - 1 and view.scroll_offset.y > 0
+        assert "→ final_answer" in screen_text(app), "the last lines are drawn"
+        await pilot.press("home")
+        await pilot.pause()
+        assert view.cursor == 0 and view.scroll_offset.y == 0
         first = view.trajectory
         await pilot.press("right")  # the other variant's attempt of the task
         await pilot.pause()

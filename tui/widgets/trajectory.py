@@ -216,12 +216,12 @@ class StepsView(ScrollView, can_focus=True):
     def _rebuild(self) -> None:
         self.rows = trajectory_rows(self.trajectory, self.unfolded) if self.trajectory else []
         self.cursor = max(0, min(self.cursor, len(self.rows) - 1))
-        self.virtual_size = Size(self.size.width, len(self.rows))
+        self.virtual_size = Size(0, len(self.rows))  # lines are cut to the width: no x scroll
         self.refresh()
 
     def render_line(self, y: int) -> Strip:
         index = self.scroll_offset.y + y
-        width = self.size.width
+        width = self.scrollable_content_region.width
         if self.trajectory is None or index >= len(self.rows):
             return Strip.blank(width)
         row = self.rows[index]
@@ -235,7 +235,7 @@ class StepsView(ScrollView, can_focus=True):
 
     def action_cursor(self, step: int) -> None:
         self.cursor = max(0, min(self.cursor + step, len(self.rows) - 1))
-        top, height = self.scroll_offset.y, max(1, self.size.height)
+        top, height = self.scroll_offset.y, max(1, self.scrollable_content_region.height)
         if self.cursor < top:
             self.scroll_to(y=self.cursor, animate=False)
         elif self.cursor >= top + height:
@@ -243,7 +243,7 @@ class StepsView(ScrollView, can_focus=True):
         self.refresh()
 
     def page(self, direction: int) -> None:
-        self.action_cursor(direction * max(1, self.size.height - 1))
+        self.action_cursor(direction * max(1, self.scrollable_content_region.height - 1))
 
     def action_toggle(self) -> None:
         if self.trajectory is None or not self.rows:
@@ -273,9 +273,10 @@ class TrajectoryTab(EvidenceTab):
 
     name, title = "trajectory", "Trajectory"
     DEFAULT_CSS = """
+    TrajectoryTab > Horizontal { height: 1fr; }
     #trajectory-attempts { width: 24; border-right: solid $primary-background; }
     #trajectory-summary { height: auto; max-height: 12; padding: 0 1; background: $boost; }
-    #trajectory-steps { height: 1fr; }
+    #trajectory-steps { height: 1fr; overflow-x: hidden; }
     """
     def __init__(self, **kwargs: object) -> None:
         super().__init__(**kwargs)
