@@ -8,6 +8,7 @@ import os
 import re
 import shutil
 import subprocess
+import tempfile
 from pathlib import Path
 from typing import Any
 
@@ -91,10 +92,13 @@ def test_pass_at_k_and_pass_hat_k() -> None:
 
 
 def chromium(page: Path, *options: str) -> subprocess.CompletedProcess[str]:
+    """Headless Chromium on `page`, with a profile of its own (a profile still held by the
+    previous, exiting browser makes the next one abort)."""
+    profile = tempfile.mkdtemp(prefix="profile-", dir=page.parent)
     return subprocess.run(
         [CHROMIUM or "chromium", "--headless", "--no-sandbox", "--disable-gpu", "--no-first-run",
          "--disable-background-networking", "--disable-component-update", "--disable-sync",
-         f"--user-data-dir={page.parent / 'profile'}", "--enable-logging=stderr", "--v=0",
+         f"--user-data-dir={profile}", "--enable-logging=stderr", "--v=0",
          *options, page.as_uri()], capture_output=True, text=True, timeout=120, check=False)
 
 

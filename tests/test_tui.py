@@ -222,6 +222,10 @@ async def test_reviews_export_three_reviewers_kappas_and_notes(out: Path) -> Non
     kappas = (out / "reviews_agreement.csv").read_text().splitlines()
     assert len(kappas) == 1 + 4 + 4, "header, 3 pairs + Fleiss for failures and for passes"
     assert "gold is stale" in (out / "reviews.csv").read_text()
+    assert CliRunner().invoke(cli, ["report", str(out)]).exit_code == 0
+    report = (out / "report.md").read_text()
+    assert "- failures: Cohen ana-ben " in report and "Fleiss" in report
+    assert "nordlys_03 (ana defective_task, ben model_error, cy defective_task)" in report
 
 
 async def test_pass_audit_takes_pass_labels(out: Path) -> None:

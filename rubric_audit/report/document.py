@@ -5,6 +5,7 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from rubric_audit.agreement import describe
 from rubric_audit.checks.precision import CODE_CHECKER
 from rubric_audit.describe import criterion_title, readable
 from rubric_audit.model import Finding, Task
@@ -249,6 +250,14 @@ def _review_section(summary: AuditSummary) -> Section:
         f"{r.unearned_rate.n} reviewed)",
         f"grader errors among reviewed failures: {interval(r.grader_error_rate)} (Wilson, "
         f"{r.grader_error_rate.n} reviewed)"]))
+    several = [a for a in r.agreement if len(a.reviewers) > 1]
+    if several:
+        blocks += [Text("Agreement between reviewers (Cohen's kappa per pair, Fleiss' over the "
+                        "tasks all of them labelled; tasks behind each in brackets):"),
+                   Bullets([describe(a) + (": " + "; ".join(
+                       f"{d.task} ({', '.join(f'{who} {label}' for who, label in d.labels.items())})"
+                       for d in a.disagreements) if a.disagreements else "")
+                       for a in several])]
     return Section("Review results", blocks)
 
 

@@ -8,6 +8,7 @@ from collections import defaultdict
 
 from pydantic import BaseModel
 
+from rubric_audit.agreement import GroupAgreement, group_agreement
 from rubric_audit.checks.lints import TASK_CHECKS
 from rubric_audit.model import Attempt, CriterionGrade, Finding, FindingReview, Review, Task
 from rubric_audit.reviews import (
@@ -71,6 +72,7 @@ class ReviewResults(BaseModel):
     unearned_rate: Interval
     disputed: int
     grader_error_rate: Interval
+    agreement: list[GroupAgreement]
 
 
 class CheckPrecision(BaseModel):
@@ -199,7 +201,8 @@ def build_statistics(tasks: list[Task], attempts: list[Attempt], grades: list[Cr
                      achievable: set[str], finding_reviews: list[tuple[int, FindingReview]],
                      seed: int = DEFAULT_SEED) -> Statistics:
     by_id = {t.id: t for t in tasks}
-    labels = {t: consensus(r) for t, r in current_labels(reviews).items()}
+    current = current_labels(reviews)
+    labels = {t: consensus(r) for t, r in current.items()}
     flagged = {f.task_id for f in findings if f.task_id and f.severity == "error"
                and f.check in TASK_DEFECT_CHECKS}
     graders = sorted({g.grader for g in grades} - {"code"})
@@ -219,13 +222,14 @@ def build_statistics(tasks: list[Task], attempts: list[Attempt], grades: list[Cr
                                     _passes(option, ra, common, labels),
                                     _passes(option, rb, common, labels), seed)))
     return Statistics(seed=seed, options=OPTIONS, scores=scores, gaps=gaps,
-                      review=_review(by_id, attempts, grades, labels, graders),
+                      review=_review(by_id, attempts, grades, current, graders),
                       finding_precision=finding_precision(findings, finding_reviews),
                       effort=_effort(by_id, attempts, grades, graders))
 
 
 def _review(by_id: dict[str, Task], attempts: list[Attempt], grades: list[CriterionGrade],
-            labels: dict[str, str | None], graders: list[str]) -> ReviewResults:
+            current: dict[str, dict[str, Review]], graders: list[str]) -> ReviewResults:
+    labels = {t: consensus(r) for t, r in current.items()}
     grader = "recorded" if "recorded" in graders else (graders[0] if graders else "")
     failures, passes = review_queues(
         by_id, [(a.id, a.task_id, a.state) for a in attempts],
@@ -238,7 +242,10 @@ def _review(by_id: dict[str, Task], attempts: list[Attempt], grades: list[Criter
         passes_queue=len(passes), passes_reviewed=len(pass_labels),
         unearned_rate=proportion(pass_labels.count("unearned"), len(pass_labels)),
         disputed=sum(1 for t in failures + passes if t in labels and labels[t] is None),
-        grader_error_rate=proportion(failure_labels.count("grader_error"), len(failure_labels)))
+        grader_error_rate=proportion(failure_labels.count("grader_error"), len(failure_labels)),
+        agreement=[group_agreement(group, current, ids, {t: by_id[t].name for t in ids})
+                   for group, ids in (("failures", [t for t in by_id if t not in passes]),
+                                      ("passes", passes))])
 
 
 def _effort(by_id: dict[str, Task], attempts: list[Attempt], grades: list[CriterionGrade],
