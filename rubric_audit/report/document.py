@@ -262,20 +262,34 @@ def _review_section(summary: AuditSummary) -> Section:
 
 
 def _precision_section(summary: AuditSummary) -> Section:
-    """Each check's precision as reviewers measured it in the review app (one row per check
-    with findings, so other measures of the same check can sit beside it)."""
-    rows = summary.statistics.finding_precision
-    reviewed = sum(r.reviewed for r in rows)
+    """How far each check can be trusted, one row per check: its findings here, its precision
+    on the labelled corpus (`bench/check_precision.py`) and as reviewers measured it in the
+    review app (`c` confirmed, `x` false alarm)."""
+    corpus = {t.check: t for t in summary.findings.precision}
+    reviewed = {r.check: r for r in summary.statistics.finding_precision}
+    rows = []
+    for check in sorted(corpus.keys() | reviewed.keys()):
+        t, r = corpus.get(check), reviewed.get(check)
+        findings = "-" if check == CODE_CHECKER else str(t.findings if t else r.findings if r
+                                                         else 0)
+        rows.append([f"`{check}`", findings,
+                     "not measured" if t is None or t.corpus_precision is None else
+                     f"{t.corpus_precision:.0%} ({t.corpus_right}/{t.corpus_fired} on "
+                     f"{t.corpus_cases} cases)",
+                     *([str(r.reviewed), f"{r.confirmed} / {r.false_alarms} / {r.disputed}",
+                        interval(r.precision)] if r else ["0", "-", "n/a"])])
+    judged = sum(r.reviewed for r in reviewed.values())
     return Section("Precision of each check", [
-        Text("Reviewers judge findings in the review app (`c` confirmed, `x` false alarm). A "
-             "check's precision from reviews is confirmed / (confirmed + false alarms) over its "
-             "findings whose reviewers agree, with a 95% Wilson interval. "
-             + (f"{reviewed} finding(s) reviewed so far." if reviewed
+        Text("How far each check can be trusted: its findings in this audit, its precision on "
+             "the labelled corpus (`python bench/check_precision.py`; for the code checker, "
+             "agreement with expert labels where it decides), and its precision from reviews: "
+             "confirmed / (confirmed + false alarms) over its findings whose reviewers agree "
+             "(`c` and `x` in the review app), with a 95% Wilson interval. "
+             + (f"{judged} finding(s) reviewed so far." if judged
                 else "No finding has been reviewed yet.")),
-        Table(["check", "findings", "reviewed", "confirmed", "false alarms", "disputed",
-               "precision from reviews [95% CI]"],
-              [[f"`{r.check}`", str(r.findings), str(r.reviewed), str(r.confirmed),
-                str(r.false_alarms), str(r.disputed), interval(r.precision)] for r in rows])])
+        Table(["check", "findings", "corpus precision", "reviewed",
+               "confirmed / false alarms / disputed", "precision from reviews [95% CI]"],
+              rows)])
 
 
 def _threshold_rows(sensitivity: dict[str, dict[str, int]], categories: list[str]
@@ -374,25 +388,7 @@ def _findings_section(summary: AuditSummary, findings: list[Finding], tasks: dic
                               if f.task_id in tasks else f.criterion_id or "",
                               f"`{f.check}`", readable(f.message, tasks.get(f.task_id or ""))]
                              for f in shown]))
-    blocks += _precision_blocks(summary)
     return Section("Flagged tasks and findings", blocks)
-
-
-def _precision_blocks(summary: AuditSummary) -> list[Block]:
-    """Per check: findings in this audit and the precision measured on the labelled corpus
-    (a check under 90% there speaks only as info). Rows are kept in `summary.findings.precision`
-    so that other measures (e.g. reviewers' judgements) can be added as columns."""
-    rows = [[f"`{t.check}`", "-" if t.check == CODE_CHECKER else str(t.findings),
-             "not measured" if t.corpus_precision is None else
-             f"{t.corpus_precision:.0%} ({t.corpus_right}/{t.corpus_fired} on {t.corpus_cases} "
-             f"cases)"]
-            for t in summary.findings.precision]
-    if not rows:
-        return []
-    return [Text("How far each check can be trusted: its findings here and its precision on the "
-                 "labelled corpus (`python bench/check_precision.py`; for the code checker, "
-                 "agreement with expert labels where it decides)."),
-            Table(["check", "findings", "corpus precision"], rows)]
 
 
 def build_document(summary: AuditSummary, findings: list[Finding], tasks: dict[str, Task]
