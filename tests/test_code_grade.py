@@ -76,12 +76,8 @@ def test_values_the_prompt_gives_are_not_claims() -> None:
 def test_stated_tolerance_is_honoured(target: int, offset: int) -> None:
     criterion = f"States the fee is ${target:,} (+/- $200)"
     result = verdict(criterion, f"The fee is ${target + offset:,}.")
-    if abs(offset) <= 200:
-        assert result == "pass"
-    elif 0.8 <= (target + offset) / target <= 1.25:
-        assert result == "fail"
-    else:
-        assert result == "not_applicable"
+    # Inside the tolerance passes; outside it the answer's one fee, said of the fee, fails.
+    assert result == ("pass" if abs(offset) <= 200 else "fail")
 
 
 def _task(criterion: str) -> Task:
@@ -124,7 +120,7 @@ def test_shared_fixtures_every_criterion_checked_or_explained() -> None:
             outcomes["not_applicable"] += 1
         else:
             outcomes["agree" if result.verdict == grade.verdict else "disagree"] += 1
-    assert outcomes == {"agree": 28, "not_applicable": 22}
+    assert outcomes == {"agree": 35, "not_applicable": 15}
 
 
 def test_audit_reports_agreement_on_the_shared_fixtures(tmp_path: Path) -> None:
@@ -134,9 +130,9 @@ def test_audit_reports_agreement_on_the_shared_fixtures(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     checker = json.loads((tmp_path / "out" / "audit.json").read_text())["code_checker"]
     # 55 pairs: the 50 graded ones plus an unavailable attempt that has an answer.
-    assert (checker["criteria"], checker["checked"]) == (55, 28)
+    assert (checker["criteria"], checker["checked"]) == (55, 35)
     [agreement] = checker["agreement"]
-    assert (agreement["grader"], agreement["checked"], agreement["agree"]) == ("recorded", 28, 28)
+    assert (agreement["grader"], agreement["checked"], agreement["agree"]) == ("recorded", 35, 35)
     assert agreement["rate"] == pytest.approx(1.0)
     assert agreement["interval"]["method"] == "wilson"
     assert agreement["interval"]["low"] < 1.0 <= agreement["interval"]["high"] + 1e-9

@@ -65,6 +65,7 @@ IN_SCALE = re.compile(r"\bin\s+(?:[$€£¥]\s?|(?:USD|EUR|GBP|NOK|SEK|CHF)\s?)?
                       r"(k|m|mm|mn|bn|thousands|millions|billions)\b", re.I)
 ALTERNATIVE_GAP = re.compile(r"\s*,?\s*(?:or|/|either)\s*(?:possibly|perhaps|maybe|about|roughly|"
                              r"around|approximately|up\s+to)?\s*", re.I)
+BARE_ANSWER = re.compile(r"\s*([-−]?\d[\d,]*(?:\.\d+)?)\s*\.?\s*")
 NEAR = (0.8, 1.25)  # values within this ratio of the target are taken as claims about it
 
 # Claims that are not a number: a yes/no answer, a conclusion, a choice of a named thing.
@@ -359,7 +360,8 @@ def read_claim(criterion: str, prompt: str) -> Claim:
         following = [u.start for u in targets[n + 1:]
                      if not any(a <= t.start < b and a <= u.start < b for a, b in spans)]
         words = content_tokens(body[previous:following[0] if following else len(body)])
-        subjects.append(frozenset(words - {_digits(t.text)}))
+        unit_words = content_tokens(t.noun or "")  # "years" is the unit, not the subject
+        subjects.append(frozenset(words - {_digits(t.text)} - unit_words))
         if not any(a <= t.start < b for a, b in spans):
             previous = t.end
     not_numeric = None
@@ -586,6 +588,13 @@ def _named(reading: Reading, index: int, names: frozenset[str]) -> bool:
     return names <= (own if own else reading.segment_names[reading.segment_of[index]])
 
 
+def _names_another(reading: Reading, index: int, names: frozenset[str]) -> bool:
+    """A value said of something else the answer names ("Exit Multiple Approach: $46.22" when
+    the criterion names the Gordon Growth Model)."""
+    own = reading.label_names[index]
+    return bool(names and own and not names & own)
+
+
 def _score(reading: Reading, index: int, subject: frozenset[str], names: frozenset[str]) -> int:
     segment = reading.segment_of[index]
     return (10 * _named(reading, index, names) + 2 * len(subject & reading.labels[index])
@@ -633,7 +642,10 @@ def check_target(target: Quantity, tolerance: Tolerance, answer: str,
         i = bound[0]
         q = reading.quantities[i]
         shared = len(subject & reading.labels[i])
-        plainly = bool(named) or (shared >= 2 and shared >= 0.6 * len(subject))
+        alone = sum(_strictly_same_unit(reading.quantities[j], target) for j in candidates) == 1 \
+            and not any(_near(reading.quantities[j], target, tolerance) for j in candidates)
+        plainly = bool(named) or (shared >= 2 and shared >= 0.6 * len(subject)) \
+            or (shared >= 1 and alone)  # the answer's only value in this unit, said of it
         if plainly and _strictly_same_unit(q, target):
             return TargetCheck(target, tolerance, [], [q], False, "fail")
     if not near:  # the best-bound value is another quantity; a near one said of the subject
@@ -651,6 +663,7 @@ def check_target(target: Quantity, tolerance: Tolerance, answer: str,
             return decided
         rivals = [i for i in candidates if i not in bound and 2 * scores[i] >= best > 0
                   and not named and _near(reading.quantities[i], target, tolerance)
+                  and not _names_another(reading, i, names)
                   and tolerance.contains(_display(reading.quantities[i], target))
                   != (decided.outcome == "pass")]
         if rivals:  # another value as plainly about the subject says otherwise
@@ -722,6 +735,9 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
         return CodeVerdict("not_applicable", f"the deliverable is a file ({where})", [])
     if not answer or not answer.strip():
         return CodeVerdict("fail", "the answer is empty", [])
+    bare = BARE_ANSWER.fullmatch(answer)
+    if bare and len(claim.targets) == 1:
+        return _bare_answer(claim, bare.group(1))
     reading = read_answer(answer)
     checks = [check_target(t, tol, answer, claim.context, subject, claim.names, claim.limit,
                            level)
@@ -741,6 +757,23 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
         kind = "hedged between" if c.hedged else "states"
         parts.append(f"answer {kind} {said}; target {c.target.text} ({c.tolerance.basis})")
     return CodeVerdict("fail", "; ".join(parts), checks)
+
+
+def _bare_answer(claim: Claim, number: str) -> CodeVerdict:
+    """An answer that is one bare number is the value asked for, in the criterion's unit."""
+    target, tolerance = claim.targets[0], claim.tolerances[0]
+    value = float(number.replace(",", "").replace("−", "-"))
+    if target.dimension != "plain" and target.scale != 1.0 and abs(value) < abs(target.value):
+        value *= target.scale  # "2433" for "$2,470 million"
+    q = replace(target, value=value, text=number, start=0, end=len(number))
+    check = TargetCheck(target, tolerance, [q] if tolerance.contains(value) else [],
+                        [] if tolerance.contains(value) else [q], False,
+                        "pass" if tolerance.contains(value) else "fail")
+    if check.outcome == "pass":
+        return CodeVerdict("pass", f"the answer {number} meets {target.text} ({tolerance.basis})",
+                           [check])
+    return CodeVerdict("fail", f"the answer is {number}; target {target.text} ({tolerance.basis})",
+                       [check])
 
 
 def _missing(claim: Claim, reading: Reading, checks: list[TargetCheck],
