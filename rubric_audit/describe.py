@@ -70,7 +70,8 @@ def in_units(value: float, target: Quantity | None) -> str:
         suffix = "x"
     else:
         suffix = SCALE_SUFFIX.get(target.scale, "")
-    return f"{prefix}{shown:,.6g}{suffix}"
+    digits = f"{shown:,.{target.decimals + 2}f}"  # a half-step of the target's precision shows
+    return f"{prefix}{digits.rstrip('0').rstrip('.') if '.' in digits else digits}{suffix}"
 
 
 def _short(text: str) -> str:

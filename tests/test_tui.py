@@ -435,3 +435,18 @@ def inspect_audit(tmp_path: Path) -> Path:
 async def test_the_app_opens_an_audit_of_an_inspect_log(inspect_audit: Path) -> None:
     seen = await run(inspect_audit, "ana", ["a", "j"], size=(100, 30))
     assert seen["queue"] == "all" and len(seen["tasks"]) == 3
+
+
+def test_findings_read_as_sentences_in_the_criterions_units(audited: Path) -> None:
+    from tui.render import findings_text
+
+    data = ReviewData(audited, "ana")
+    try:
+        by_name = {t.name: t.id for t in data.tasks.values()}
+        text = findings_text(data.details(by_name["nordlys_04"]))
+    finally:
+        data.close()
+    assert "tolerance: NOK 25.85m to NOK 25.95m" in text, "not 25850000.0 beside 25.9"
+    assert "criterion value: NOK 25.9m" in text and "ver_" not in text
+    assert "(C1 States a success fee of NOK 25.9m)" in text
+

@@ -24,6 +24,7 @@ from rubric_audit.checks.code_grade import (
 )
 from rubric_audit.checks.numbers import Quantity, find_quantities
 from rubric_audit.checks.text import content_tokens, is_negative, stem, words, world_vocabulary
+from rubric_audit.describe import in_units
 from rubric_audit.model import Criterion, Finding, Task, WorldContents
 
 FILE_NAME = re.compile(r"(?<![\w\-.])[\w\-.]+\.(?:pdf|xlsx|xlsm|xls|docx|doc|pptx|ppt|csv|md|txt|json)\b",
@@ -222,7 +223,8 @@ def numeric_criterion_without_tolerance(task: Task, world: WorldContents) -> Ite
             if tolerance.basis.startswith("precision"):
                 yield _finding(task, "numeric_criterion_without_tolerance", "info",
                                f"{target.text} has no stated tolerance or rounding rule; graded "
-                               f"at its own precision ({tolerance.low:g} to {tolerance.high:g})",
+                               f"at its own precision ({in_units(tolerance.low, target)} to "
+                               f"{in_units(tolerance.high, target)})",
                                criterion, criterion_text=criterion.text)
 
 
