@@ -49,6 +49,15 @@ def test_verdicts(criterion: str, answer: str, expected: str) -> None:
     assert verdict(criterion, answer) == expected
 
 
+def test_a_duration_is_a_value_and_within_is_not_its_tolerance() -> None:
+    criterion = "States that Brightwater has 45 days to remedy the breach"
+    assert verdict(criterion, "Brightwater has 45 days to remedy it.") == "pass"
+    assert verdict(criterion, "Brightwater has 30 days to remedy the breach.") == "fail"
+    deadline = "States the certificate must be delivered within 45 days of quarter-end"
+    assert verdict(deadline, "Deliver it within 60 days of quarter-end.") == "fail"
+    assert verdict(deadline, "Deliver it within forty-five days of quarter-end.") == "pass"
+
+
 def test_rounding_rules_from_the_criterion_and_the_prompt() -> None:
     assert verdict("States EV of $2,360 million, rounded to the nearest million",
                    "EV is $2,360.4 million") == "pass"

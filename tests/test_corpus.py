@@ -45,7 +45,14 @@ def test_code_checker_coverage(measured) -> None:
 
 
 def test_shipped_precision_is_the_measured_one(measured) -> None:
-    assert load() == measured, "run python bench/check_precision.py and commit precision.json"
+    """Within two points: cases added to the corpus move it a little; a rule change that moves a
+    check's precision more must ship its new number (python bench/check_precision.py)."""
+    shipped = load()
+    assert set(shipped) == set(measured)
+    for check, record in measured.items():
+        assert shipped[check].precision == pytest.approx(record.precision, abs=0.02), (
+            f"{check}: shipped {shipped[check].precision:.1%}, measured {record.precision:.1%}; "
+            "run python bench/check_precision.py and commit precision.json")
 
 
 def test_a_check_under_the_floor_speaks_only_as_info(measured) -> None:
