@@ -18,7 +18,6 @@ the deliverable is a file, the checker abstains and says so.
 
 from __future__ import annotations
 
-import bisect
 import functools
 import itertools
 import re
@@ -26,13 +25,8 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from rubric_audit.checks.numbers import (
-    Quantity,
-    find_quantities,
-    find_ranges,
-    find_word_numbers,
-    with_unit,
-)
+from rubric_audit.checks.answer import Reading, names_in, read_answer
+from rubric_audit.checks.numbers import Quantity, find_quantities, find_ranges
 from rubric_audit.checks.text import content_tokens
 from rubric_audit.model import Attempt, CriterionGrade, Finding, Task
 
@@ -85,16 +79,6 @@ CHOICE = re.compile(
     r"favou?rs?|advises?)\s+(?:that\s+|the\s+)?(?-i:[A-Z][a-z][\w&'.-]*)(?:\s+(?-i:[A-Z][\w&'.-]*))*"
     r"(?:\s+(?:as|over|for|to|rather)\b(?!\s*(?:[$€£¥\d−-]|approximately|about|roughly))|\s*[,.;]|\s*$)",
     re.I)
-NAME = re.compile(r"(?<=[a-z0-9,;:.'\u2019)]\s)[A-Z][a-z]{2,}(?:[-'][A-Z][a-z]+)?"
-                  r"(?:\s[A-Z0-9]\b(?![.,]\d))?")
-FIRST_NAME = re.compile(r"(?:^|(?<=[\n|]))[\s*\-#>]*([A-Z][a-z]{2,}(?:\s[A-Z0-9]\b(?![.,]\d))?)")
-NOT_NAMES = frozenset("""
-the this that these those states state names identifies notes confirms reports calculates
-explains recommends mentions lists provides gives says answer total net gross our their its
-per and for with from into under over after before during since when where which while
-january february march april may june july august september october november december
-monday tuesday wednesday thursday friday saturday sunday fy
-""".split())
 PROMPT_CHOICE = re.compile(r"\b(?:is|are|was|were|should|does|do|did|will|would|can|could)\b"
                            r"[^?\n]{0,120}?\b([a-z]+)\s+or\s+(?:an?\s+|the\s+)?([a-z]+)\b"
                            r"[^?\n]{0,80}\?", re.I)
@@ -110,15 +94,6 @@ CHANGE_BEFORE = re.compile(r"\b(?:by|of)\s+(?:about\s+|approximately\s+)?[-−]?
                            r"improvement|decline|growth)\s+(?:of\s+)?$", re.I)
 LIMIT_WORDS = re.compile(r"\b(?:caps?|capped|limits?|maximum|minimum|max|min|ceiling|floor|"
                          r"thresholds?|up\s+to|at\s+least|at\s+most|no\s+more\s+than)\b", re.I)
-COMPARISON = re.compile(r"\b(?:from|previously|prior(?:\s+year)?|versus|vs\.?|compared\s+"
-                        r"(?:to|with)|against|relative\s+to|up\s+from|down\s+from|instead\s+of|"
-                        r"rather\s+than|original(?:ly)?(?:\s+\w+){0,3}|was\s+previously)"
-                        r"\s*(?:an?\s+|the\s+)?[$€£¥]?\s?$", re.I)
-REFUSAL = re.compile(
-    r"\b(?:I\s+(?:cannot|can't|can\s+not|am\s+unable|'m\s+unable|was\s+unable|could\s+not|"
-    r"couldn't|do\s+not\s+have|don't\s+have|did\s+not\s+find|didn't\s+find)|unable\s+to\s+"
-    r"(?:access|find|locate|complete|determine|compute|calculate|open|read)|"
-    r"(?:can't|cannot)\s+help\s+with)\b", re.I)
 FILE_DELIVERABLE = re.compile(
     r"\b(?:create|build|prepare|draft|produce|save|write|update|generate|populate|fill\s+in|"
     r"complete|return|deliver|upload|export|edit|amend|revise|make)\b[^\n]{0,80}?\b(?:"
@@ -126,19 +101,6 @@ FILE_DELIVERABLE = re.compile(
     r"powerpoint|presentation|pdf|csv|file|document|template|model|sheet|tab)\b", re.I)
 REPLY_HERE = re.compile(r"\b(?:reply|respond|answer|message|write\s+back)\b|\bhere\b|"
                         r"\bin\s+(?:the|your)\s+(?:reply|response|chat)\b", re.I)
-SAVED_FILE = re.compile(r"\b(?:saved|created|attached|uploaded|written|exported|updated|"
-                        r"added|built|populated|filled|wrote|edited)\b"
-                        r"[^.\n]{0,80}?\.(?:xlsx|xlsm|docx|pptx|pdf|csv)\b", re.I)
-SEGMENT_END = re.compile(r"\n|[.!?;](?=\s)")
-TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}")
-UNIT_MARK = re.compile(
-    r"(?P<bps>\bbps?\b|basis\s+points?)|(?P<pct>%|\bpp\b|\bppts?\b|percentage\s+points?|"
-    r"\bpercent\b|\bpts\b)|(?P<mult>\(x\)|\bmultiple\b)|"
-    r"(?P<cur>[$€£¥]|\b(?:USD|EUR|GBP|NOK|SEK|DKK|CHF|JPY|CAD|AUD)\b)\s?"
-    r"(?P<cscale>k|m|mm|mn|bn|000s?|'000|thousands|millions|billions)?\b"
-    r"|\b(?P<scale>thousands|millions|billions|'000s?|000s)\b")
-MAX_LABELLED_LINE = 2000  # longer lines are prose, not a table row or a labelled value
-LABEL = re.compile(r"^[^:|=]{1,80}(?:[:=]|\s[-–]\s)")
 
 
 @dataclass(frozen=True)
@@ -330,15 +292,6 @@ class Claim:
     levels: tuple[bool, ...]  # per target: a level, not a change ("falls by X")
 
 
-def names_in(text: str, first_word: bool = False) -> frozenset[str]:
-    """Proper names ("Aisha Roberts", "Deal B", "Nguyen"), lower case; sentence-initial words
-    only if asked (an answer's line often starts with the name it is about)."""
-    found = {m.group(0).lower() for m in NAME.finditer(text)}
-    if first_word:
-        found |= {m.group(1).lower() for m in FIRST_NAME.finditer(text)}
-    return frozenset(found - NOT_NAMES)
-
-
 def _prompt_choice(prompt: str, body: str) -> bool:
     """The prompt asks 'is it A or B?' and the criterion picks one of them."""
     words = set(re.findall(r"[a-z]+", body.lower()))
@@ -397,155 +350,6 @@ def _range_tolerance(body: str, target: Quantity, targets: list[Quantity]) -> To
             return Tolerance(target.value - target.step / 2, target.value + target.step / 2,
                              f"end of the range {low.text} to {high.text}")
     return None
-
-
-@dataclass(frozen=True)
-class Reading:
-    """An answer read once: its quantities (units implied by headers and labels applied), the
-    segment (sentence, line, list item, table row) each belongs to, the words of each segment
-    and of each value's label (the text since the previous value or the line's label)."""
-
-    text: str
-    quantities: tuple[Quantity, ...]
-    segment_of: tuple[int, ...]
-    segments: tuple[frozenset[str], ...]
-    segment_names: tuple[frozenset[str], ...]
-    labels: tuple[frozenset[str], ...]
-    label_names: tuple[frozenset[str], ...]
-    references: frozenset[int]  # values given for comparison: 'from X', 'versus X'
-    changes: frozenset[int]  # values given as a change: 'improved by X'
-    ranges: tuple[tuple[Quantity, Quantity], ...]
-    thresholds: tuple[Quantity, ...]
-    refusal: bool
-    saved_file: bool
-
-
-@functools.lru_cache(maxsize=1024)
-def read_answer(answer: str) -> Reading:
-    bounds = [0] + [m.end() for m in SEGMENT_END.finditer(answer)] + [len(answer) + 1]
-    line_labels = _line_labels(answer)
-    pieces = [answer[a:b] for a, b in itertools.pairwise(bounds)]
-    line_starts = [0] + [m.end() for m in re.finditer("\n", answer)]
-
-    def line_of(position: int) -> int:
-        return line_starts[bisect.bisect_right(line_starts, position) - 1]
-
-    label_of_piece = [line_labels.get(line_of(a), "") for a in bounds[:-1]]
-    found = sorted([*find_quantities(answer), *find_word_numbers(answer)], key=lambda q: q.start)
-    quantities, headers = _implied_units(answer, found)
-    segment_of = [bisect.bisect_right(bounds, q.start) - 1 for q in quantities]
-    labels, label_names = [], []
-    for i, q in enumerate(quantities):
-        segment = segment_of[i]
-        start = bounds[segment]
-        if i and segment_of[i - 1] == segment:
-            start = quantities[i - 1].end
-        line_start = line_of(q.start)
-        start = max(start, line_start + len(line_labels.get(line_start, "")), q.start - 200)
-        end = bounds[segment + 1]
-        if i + 1 < len(quantities) and segment_of[i + 1] == segment:
-            end = quantities[i + 1].start
-        before = answer[start:q.start]
-        after = re.split(r"[,;(]", answer[q.end:min(end, q.end + 200)], maxsplit=1)[0]
-        labels.append(frozenset(content_tokens(f"{before} {after} {headers[i]}")))
-        label_names.append(names_in(before, first_word=True))
-    starts = {q.start for q in found}
-    references = frozenset(i for i, q in enumerate(quantities)
-                           if COMPARISON.search(answer, max(0, q.start - 40), q.start))
-    return Reading(
-        text=answer, quantities=tuple(quantities), segment_of=tuple(segment_of),
-        segments=tuple(frozenset(content_tokens(p + " " + lab))
-                       for p, lab in zip(pieces, label_of_piece, strict=True)),
-        segment_names=tuple(names_in(p, first_word=True) for p in pieces),
-        labels=tuple(labels), label_names=tuple(label_names), references=references,
-        changes=frozenset(i for i, q in enumerate(quantities)
-                          if re.search(r"\bby\s*$", answer[max(0, q.start - 8):q.start])),
-        ranges=tuple(find_ranges(answer, list(quantities))),
-        thresholds=tuple(q for q in find_quantities(answer, thresholds=True)
-                         if q.start not in starts),
-        refusal=bool(REFUSAL.search(answer)), saved_file=bool(SAVED_FILE.search(answer)))
-
-
-def _line_labels(answer: str) -> dict[int, str]:
-    """Line start -> the line's label ('Average time to resolution (months):'), which speaks
-    for every value on the line."""
-    out = {}
-    for m in re.finditer(r"(?m)^[^\n:|=]{1,80}(?<![\d.,%])(?<![\d.,%]\s):(?=\s)", answer):
-        out[m.start()] = m.group(0)
-    return out
-
-
-def _unit_template(label: str) -> Quantity | None:
-    """The unit a header, label or phrase gives bare numbers: '(pp)', '$m', 'USD 000s'."""
-    marks = list(UNIT_MARK.finditer(label))
-    if not marks:
-        return None
-    m = marks[-1]
-    base = Quantity(value=1.0, dimension="plain", currency=None, scale=1.0, decimals=0,
-                    text="", start=0, end=0)
-    if m.group("bps"):
-        return replace(base, dimension="percent", scale=0.01)
-    if m.group("pct"):
-        return replace(base, dimension="percent")
-    if m.group("mult"):
-        return replace(base, dimension="multiple")
-    scale_word = (m.group("cscale") or m.group("scale") or "").lower().strip("'")
-    scale = {"k": 1e3, "000": 1e3, "000s": 1e3, "thousands": 1e3, "m": 1e6, "mm": 1e6, "mn": 1e6,
-             "millions": 1e6, "bn": 1e9, "billions": 1e9}.get(scale_word, 1.0)
-    if m.group("cur"):
-        symbols = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
-        currency = symbols.get(m.group("cur"), m.group("cur").upper())
-        return replace(base, dimension="currency", currency=currency, scale=scale)
-    return replace(base, scale=scale) if scale != 1.0 else None
-
-
-def _implied_units(answer: str, found: list[Quantity]) -> tuple[list[Quantity], list[str]]:
-    """Bare numbers read in the unit of their table column's header (or the table's corner
-    cell), their line's label, or a unit phrase earlier in their line ("Margin change (pp): 23",
-    "| Δ pp |" over "| 23 |"); with each value's column header ("" outside tables)."""
-    out = list(found)
-    headers = [""] * len(out)
-    if not found:
-        return out, headers
-    line_starts = [0] + [m.end() for m in re.finditer(r"\n", answer)]
-    header: list[str] | None = None
-    header_line = -2
-    i = 0
-    for n, start in enumerate(line_starts):
-        end = line_starts[n + 1] - 1 if n + 1 < len(line_starts) else len(answer)
-        line = answer[start:end]
-        if TABLE_SEPARATOR.match(line) and n > 0 and "|" in line:
-            header, header_line = _cells(answer[line_starts[n - 1]:start - 1]), n - 1
-        elif "|" not in line:
-            header = None
-        while i < len(out) and out[i].start < end + 1:
-            q = out[i]
-            if q.start < start or len(line) > MAX_LABELLED_LINE:
-                i += 1
-                continue
-            template = None
-            if header is not None and n > header_line and line.lstrip().startswith("|"):
-                column = line[:q.start - start].count("|") - 1
-                if 0 <= column < len(header):
-                    headers[i] = header[column]
-                    template = _unit_template(header[column]) or _unit_template(header[0])
-            if template is None:
-                label = LABEL.match(line)
-                prefix = line[:q.start - start]
-                if label and label.end() <= q.start - start:
-                    template = _unit_template(label.group(0))
-                elif re.search(r"\bin\s+\S+\s*$|\(\s*in\s+[^()]*\)\s*:?\s*$", prefix, re.I):
-                    template = _unit_template(prefix[-40:])
-            if template is not None and q.dimension == "plain" and q.scale == 1.0 \
-                    and not q.noun:
-                out[i] = with_unit(q, template)
-            i += 1
-    return out, headers
-
-
-def _cells(line: str) -> list[str]:
-    cells = line.strip().strip("|").split("|")
-    return [c.strip() for c in cells]
 
 
 def _near(q: Quantity, target: Quantity, tolerance: Tolerance) -> bool:
