@@ -399,6 +399,13 @@ def _names_another(reading: Reading, index: int, names: frozenset[str]) -> bool:
     return bool(names and own and not names & own)
 
 
+def _labelled_apart(reading: Reading, other: int, bound: int, subject: frozenset[str]) -> bool:
+    """The other value is said of something the criterion does not name ("US 21.4%") while the
+    bound one carries a word of the criterion the other lacks ("UK 25.0%")."""
+    own, theirs = reading.labels[bound], reading.labels[other]
+    return bool(theirs - subject) and bool((own & subject) - theirs)
+
+
 def _score(reading: Reading, index: int, subject: frozenset[str], names: frozenset[str]) -> int:
     segment = reading.segment_of[index]
     return (10 * _named(reading, index, names) + 2 * len(subject & reading.labels[index])
@@ -468,6 +475,7 @@ def check_target(target: Quantity, tolerance: Tolerance, answer: str,
         rivals = [i for i in candidates if i not in bound and 2 * scores[i] >= best > 0
                   and not named and _near(reading.quantities[i], target, tolerance)
                   and not _names_another(reading, i, names)
+                  and not any(_labelled_apart(reading, i, j, subject) for j in near)
                   and tolerance.contains(_display(reading.quantities[i], target))
                   != (decided.outcome == "pass")]
         if rivals:  # another value as plainly about the subject says otherwise
