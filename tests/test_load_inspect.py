@@ -116,9 +116,10 @@ def written_logs(tmp_path_factory) -> list[Path]:
 
     root = tmp_path_factory.mktemp("inspect")
     with FakeOpenAI(_grader) as server, pytest.MonkeyPatch.context() as env:
-        env.setenv("FAKE_BASE_URL", server.url)
-        env.setenv("FAKE_API_KEY", "local")
-        judge = "openai-api/fake/judge-1"
+        # A service name of its own: inspect keeps model clients per process, by name.
+        env.setenv("INSPECTLOG_BASE_URL", server.url)
+        env.setenv("INSPECTLOG_API_KEY", "local")
+        judge = "openai-api/inspectlog/judge-1"
         task = Task(dataset=[Sample(id="budget", input="What is the revised budget?",
                                     target="$1.2m"),
                              Sample(id="broken", input="Anything?", target="x")],
@@ -127,8 +128,9 @@ def written_logs(tmp_path_factory) -> list[Path]:
                             rubric_items(judge)])
         written = []
         for fmt in ("eval", "json"):
-            [log] = inspect_eval(task, model="openai-api/fake/agent-1", log_format=fmt,
-                                 log_dir=str(root / fmt), display="none", fail_on_error=False)
+            [log] = inspect_eval(task, model="openai-api/inspectlog/agent-1", log_format=fmt,
+                                 log_dir=str(root / fmt), display="none", fail_on_error=False,
+                                 max_retries=1, timeout=120)
             written.append(Path(log.location))
     return written
 

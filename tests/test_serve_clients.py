@@ -47,13 +47,14 @@ def test_an_inspect_agent_works_in_the_task_world_over_stdio(tmp_path: Path) -> 
                                                          str(telemetry)],
                                  cwd=str(ROOT), env={"PYTHONPATH": str(ROOT)})
     with FakeOpenAI(_agent) as server, pytest.MonkeyPatch.context() as env:
-        env.setenv("FAKE_BASE_URL", server.url)
-        env.setenv("FAKE_API_KEY", "local")
+        # A service name of its own: inspect keeps model clients per process, by name.
+        env.setenv("SERVECLIENT_BASE_URL", server.url)
+        env.setenv("SERVECLIENT_API_KEY", "local")
         task = Task(dataset=[Sample(input="When is the Kestrel steering committee?",
                                     target="Kestrel steering committee")],
                     solver=[use_tools(mcp_tools(workspace)), generate()], scorer=includes())
-        [log] = inspect_eval(task, model="openai-api/fake/agent-1", log_dir=str(tmp_path / "logs"),
-                             display="none")
+        [log] = inspect_eval(task, model="openai-api/serveclient/agent-1", log_dir=str(tmp_path / "logs"),
+                             display="none", max_retries=1, timeout=120)
         offered = {t["function"]["name"] for t in server.requests[0]["tools"]}
     assert offered == WORKSPACE_TOOLS
     assert log.status == "success"
