@@ -92,3 +92,11 @@ def test_a_benchmark_given_as_a_path_or_with_bench_is_the_benchmark(tmp_path: Pa
         assert "Skipped (needs the benchmark" not in result.stdout
         with AuditStore(out / "audit.db") as store:
             assert {t.source for t in store.tasks()} == {"benchmark"}
+
+
+def test_import_says_per_source_what_it_read(tmp_path: Path) -> None:
+    result = runner.invoke(app, ["import", str(SHARED_RUNS / "grok43high-dc-rs"), "--db",
+                                 str(tmp_path / "audit.db")])
+    assert result.exit_code == 0, result.output
+    assert ("grok43high-dc-rs (archipelago): 14 attempts, 13 graded, 1 unavailable "
+            "(1 x agent_status='failed'); 14 tasks, 36 criteria.") in " ".join(result.stdout.split())

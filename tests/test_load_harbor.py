@@ -99,6 +99,9 @@ def test_the_real_jobs_give_one_graded_attempt_each() -> None:
     scores = sorted(g.score for g in runs.grades)
     assert scores == [0.0, 0.4286, 0.84, 0.95]
     assert {g.verdict for g in runs.grades} == {"fail"}  # only a full reward passes
+    assert sorted({a.variant for a in runs.attempts}) == [
+        "baseline-local-direct/2026-03-03__14-01-58", "baseline-local-direct/all",
+        "mcp-remote-direct/2026-03-03__14-02-00", "validation_smoke_ccb_dependeval/2026-02-01__18-03-04"]
     checklist = next(g for g in runs.grades if g.score == 0.84)
     assert "Required Findings" in checklist.rationale
     assert {a.model for a in runs.attempts} >= {"anthropic/claude-haiku-4-5-20251001"}
@@ -216,3 +219,11 @@ def test_a_task_name_with_separators_becomes_one_safe_task_id(tmp_path: Path) ->
     trial(j, "org/../task", reward=1.0)
     [attempt] = load_sources([j]).attempts
     assert attempt.task_id == "org_.._task" and attempt.state == "graded"
+
+
+def test_jobs_that_would_share_a_short_name_keep_their_whole_path(tmp_path: Path) -> None:
+    for group in ("a", "b"):
+        trial(job(tmp_path / group / "agent"), "t", reward=1.0)
+    runs = load_sources([tmp_path])
+    assert sorted(a.variant for a in runs.attempts) == [
+        "a/agent/2026-05-01__10-00-00", "b/agent/2026-05-01__10-00-00"]

@@ -290,11 +290,23 @@ def load_job(job: Path, trials: list[Path], variant: str) -> RecordedRuns:
     return runs
 
 
+def _variant_names(path: Path, jobs: list[Path]) -> dict[Path, str]:
+    """Each job's variant name: its folder and the one above it (`baseline/2026-03-03__14-01-58`),
+    or its whole path under `path` where two jobs would share that."""
+    def parts(job: Path) -> tuple[str, ...]:
+        return job.relative_to(path).parts if job.is_relative_to(path) and job != path \
+            else (job.name,)
+
+    short = {job: "/".join(parts(job)[-2:]) for job in jobs}
+    return {job: name if list(short.values()).count(name) == 1 else "/".join(parts(job))
+            for job, name in short.items()}
+
+
 def load_harbor(path: Path) -> RecordedRuns:
     """Every job under `path` (a trial, a job, or a folder of jobs); each job is a variant."""
     runs = RecordedRuns()
-    for job, trials in sorted(_jobs(path).items()):
-        name = job.relative_to(path).as_posix() if job.is_relative_to(path) and job != path \
-            else job.name
-        runs.extend(load_job(job, trials, name))
+    jobs = _jobs(path)
+    names = _variant_names(path, list(jobs))
+    for job, trials in sorted(jobs.items()):
+        runs.extend(load_job(job, trials, names[job]))
     return runs
