@@ -65,6 +65,18 @@ def test_scale_words_normalise() -> None:
     assert bn.value == m.value and bn.step == 1e8 and m.step == 1e6
 
 
+@pytest.mark.parametrize(("text", "value"), [
+    ("$622.85MM", 622.85e6), ("USD 45.6 MM", 45.6e6), ("EUR 2.1BN", 2.1e9), ("$3.5 Million", 3.5e6)])
+def test_scale_words_in_capitals(text: str, value: float) -> None:
+    (quantity,) = find_quantities(text)
+    assert quantity.value == pytest.approx(value) and quantity.text == text
+
+
+def test_a_number_is_never_read_cut_short() -> None:
+    """An unknown suffix leaves the number unread rather than read as its first digits."""
+    assert find_quantities("$622.85QQ and 1234.5zz") == []
+
+
 @pytest.mark.parametrize("text", [
     "In FY2025 the firm grew", "Store K01 leads", "on 2 April 2025", "clause 14.1 applies",
     "more than 5% of stores", "at least 3 stores", "in 2024 and 2025", "Q3 results",

@@ -93,8 +93,8 @@ QUANTITY = re.compile(
     (?P<sign>(?:[-−]|(?i:negative|minus)\s)(?=\s?(?:[$€£¥]|\d|(?:{_CODES})\b)))?
     (?:(?P<cur_sym>[$€£¥])|(?P<cur_pre>(?:{_CODES}))\s?)?
     (?P<sign2>[-−])?
-    (?P<num>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+)
-    (?:\s?(?P<scale_word>billion|million|thousand|trillion|bn|mm|mn|tn)\b
+    (?P<num>(?>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+))
+    (?:\s?(?P<scale_word>(?i:billion|million|thousand|trillion|bn|mm|mn|tn))\b
        |(?P<scale>[kKmMbB])(?![A-Za-z]))?
     (?:\s?(?P<unit>%|percent\b|per\s?cent\b|percentage\s+points?\b|pp\b|bps?\b|basis\s+points?\b
        |[x×](?![A-Za-z])|times\b))?
