@@ -174,12 +174,7 @@ def import_runs(run_paths: list[Path], db: Path, bench_path: Path | None) -> Imp
     """`rubric-audit import`: add run folders to an audit.db."""
     bench = load_benchmark(bench_path) if bench_path else None
     runs = load_sources(run_paths)
-    try:
-        db.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(db.parent, None, f"cannot create the folder: "
-                                          f"{exc.strerror or exc}") from None
-    _check_writable(db.parent)
+    _make_writable_folder(db.parent)
     _check_writable(db)
     with AuditStore(db) as store:
         summary, _ = import_into(store, runs, bench)
@@ -198,12 +193,7 @@ def _output_folder(out: Path) -> Iterator[Path]:
         _check_writable(out / DB_NAME)
         yield out
         return
-    try:
-        out.parent.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(out.parent, None, f"cannot create the output folder: "
-                                           f"{exc.strerror or exc}") from None
-    _check_writable(out.parent)
+    _make_writable_folder(out.parent)
     _remove_stale_staging(out)
     staging = staging_folder(out.parent, f".{out.name}.{os.getpid()}.")
     try:
@@ -212,6 +202,15 @@ def _output_folder(out: Path) -> Iterator[Path]:
     finally:
         if staging.exists():
             shutil.rmtree(staging)
+
+
+def _make_writable_folder(folder: Path) -> None:
+    """Create `folder` (with its parents) or say in one line why it cannot be written to."""
+    try:
+        folder.mkdir(parents=True, exist_ok=True)
+    except OSError as exc:
+        raise InputError(folder, None, f"cannot create the folder: {exc.strerror or exc}") from None
+    _check_writable(folder)
 
 
 def _check_writable(path: Path) -> None:
