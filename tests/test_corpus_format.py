@@ -16,11 +16,11 @@ LINT_CHECKS = {"criterion_restates_premise", "numeric_criterion_without_toleranc
 
 def read_cases(kind: str) -> list[dict]:
     cases = []
-    for path in sorted((CORPUS / kind).glob("*.jsonl")):
+    for path in sorted([*(CORPUS / kind).glob("*.jsonl"), *(CORPUS / "holdout" / kind).glob("*.jsonl")]):
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             case = json.loads(line)
             assert isinstance(case, dict), f"{path.name}:{number} is not an object"
-            case["_where"] = f"{path.name}:{number}"
+            case["_where"] = f"{path.relative_to(CORPUS)}:{number}"
             cases.append(case)
     return cases
 
