@@ -76,6 +76,20 @@ def test_several_quantities_are_not_a_hedge_but_alternatives_are() -> None:
     assert (ranged.verdict, ranged.hedged) == ("fail", True)
 
 
+def test_a_sentence_opening_with_a_pronoun_speaks_of_whom_the_one_before_named() -> None:
+    """The grade's range is said of Rosa's grade; 'Her new salary' is said of Rosa too."""
+    answer = "Rosa moves to Grade 7 (range $72,000-$98,000). Her new salary is $84,000."
+    assert verdict("States Rosa's new salary is $84,000", answer) == "pass"
+    assert verdict("States Rosa's new salary is $90,000", answer) == "fail"
+
+
+def test_a_rate_per_unit_is_no_rival_to_a_total() -> None:
+    """'$40.00/RSF' is a rent per square foot: it cannot fail a criterion on the annual rent."""
+    answer = "Suite 1400 carries base rent of $40.00/RSF on 12,150 RSF."
+    assert verdict("States the annual base rent for Suite 1400 is $486,000", answer) != "fail"
+    assert verdict("States the base rent is $40.00 per RSF", answer) == "pass"
+
+
 def test_values_the_prompt_gives_are_not_claims() -> None:
     prompt = "Assume a 9.0% WACC. What is the IRR?"
     assert verdict("States the IRR is 9.5%", "With WACC at 9.0%, the IRR is 9.5%", prompt) == "pass"

@@ -33,7 +33,9 @@ explains recommends mentions lists provides gives says answer total net gross ou
 per and for with from into under over after before during since when where which while
 january february march april may june july august september october november december
 monday tuesday wednesday thursday friday saturday sunday fy
+he she his her hers him they them
 """.split())
+PRONOUN_START = re.compile(r"[\s*\-#>]*(?:he|she|his|her|its|their|they)\b", re.I)
 
 COMPARISON = re.compile(r"\b(?:from|previously|prior(?:\s+year)?|versus|vs\.?|compared\s+"
                         r"(?:to|with)|against|relative\s+to|up\s+from|down\s+from|instead\s+of|"
@@ -127,7 +129,7 @@ def read_answer(answer: str) -> Reading:
         text=answer, quantities=tuple(quantities), segment_of=tuple(segment_of),
         segments=tuple(frozenset(content_tokens(p + " " + lab))
                        for p, lab in zip(pieces, label_of_piece, strict=True)),
-        segment_names=tuple(names_in(p, first_word=True) for p in pieces),
+        segment_names=_segment_names(pieces),
         labels=tuple(labels), label_names=tuple(label_names), references=references,
         changes=frozenset(i for i, q in enumerate(quantities)
                           if re.search(r"\bby\s*$", answer[max(0, q.start - 8):q.start])),
@@ -135,6 +137,18 @@ def read_answer(answer: str) -> Reading:
         thresholds=tuple(q for q in find_quantities(answer, thresholds=True)
                          if q.start not in starts),
         refusal=bool(REFUSAL.search(answer)), saved_file=bool(SAVED_FILE.search(answer)))
+
+
+def _segment_names(pieces: list[str]) -> tuple[frozenset[str], ...]:
+    """The names each segment speaks of: its own, or, for a segment that names nobody and opens
+    with a pronoun ("Her new salary is ..."), those the segment before it spoke of."""
+    names: list[frozenset[str]] = []
+    for piece in pieces:
+        own = names_in(piece, first_word=True)
+        if not own and names and PRONOUN_START.match(piece):
+            own = names[-1]
+        names.append(own)
+    return tuple(names)
 
 
 def _line_labels(answer: str) -> dict[int, str]:

@@ -522,7 +522,7 @@ def _decide(target: Quantity, tolerance: Tolerance, reading: Reading, near: list
 
 
 def _strictly_same_unit(q: Quantity, target: Quantity) -> bool:
-    if q.dimension != target.dimension:
+    if q.dimension != target.dimension or q.per != target.per:
         return False
     if q.dimension == "plain":
         return bool(q.noun and q.noun == target.noun)

@@ -103,6 +103,7 @@ QUANTITY = re.compile(
     """,
     re.X,
 )
+PER_UNIT = re.compile(r"\s?(?:/\s?|per\s+)([A-Za-z]+)", re.I)
 RANGE_JOIN = re.compile(r"^\s*(?:-|–|—|to|and)\s*$", re.I)
 NOUN = re.compile(r"^\)?[\s-]?([A-Za-z]{2,})(?:[\s-]([A-Za-z]{2,}))?")
 QUALIFIERS = frozenset(("business", "calendar", "working", "consecutive", "full", "additional",
@@ -126,6 +127,7 @@ class Quantity:
     start: int
     end: int
     noun: str | None = None  # what a plain number counts: "day" in "45 days"
+    per: str | None = None  # what a rate is per: "rsf" in "$40.00/RSF", "share" in "per share"
 
     @property
     def step(self) -> float:
@@ -218,7 +220,14 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
                 currency, dimension = CURRENCY_SYMBOLS[outside.group(1)], "currency"
     return Quantity(value=-value if negative else value, dimension=dimension, currency=currency,
                     scale=factor, decimals=_decimals(num), text=match.group(0).strip(),
-                    start=match.start(), end=match.end(), noun=noun)
+                    start=match.start(), end=match.end(), noun=noun,
+                    per=_per(after))
+
+
+def _per(after: str) -> str | None:
+    """The unit a value is given per ("/RSF", "per share"), lower case, if any."""
+    found = PER_UNIT.match(after)
+    return found.group(1).lower() if found else None
 
 
 def _in_table_cell(before: str) -> bool:
