@@ -3,7 +3,10 @@
     python bench/code_checker_throughput.py [--pairs 100000]
 
 Pairs are drawn in turn from the sample benchmark's runs and the shared APEX-Agents fixtures (real
-criteria and answers). Prints criteria checked per second and the share decided (not n/a).
+criteria and answers). Prints criteria checked per second and the share decided (not n/a), twice:
+cycling the pairs (every text seen before, so the parsers' caches answer), and with each answer
+new (every parsed text forgotten before the answer's criteria are checked, except the criteria's
+parsed claims, which recur in an audit where many attempts answer the same task).
 """
 
 from __future__ import annotations
@@ -13,6 +16,8 @@ import itertools
 import time
 from pathlib import Path
 
+from rubric_audit.checks import numbers
+from rubric_audit.checks.answer import read_answer
 from rubric_audit.checks.code_grade import grade_numeric
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.runs import load_runs
@@ -41,13 +46,29 @@ def main() -> None:
     parser.add_argument("--pairs", type=int, default=100_000)
     args = parser.parse_args()
     pool = pairs()
+    run("cycled", pool, args.pairs, lambda: None)
+    run("each answer new", sorted(pool, key=lambda pair: pair[1]), args.pairs // 10, _forget_texts)
+
+
+def run(name: str, pool: list[tuple[str, str, str]], count: int, before_answer) -> None:
     decided = 0
+    previous = None
     start = time.perf_counter()
-    for criterion, answer, prompt in itertools.islice(itertools.cycle(pool), args.pairs):
+    for criterion, answer, prompt in itertools.islice(itertools.cycle(pool), count):
+        if answer != previous:
+            before_answer()
+            previous = answer
         decided += grade_numeric(criterion, answer, prompt).verdict != "not_applicable"
     seconds = time.perf_counter() - start
-    print(f"pairs={args.pairs} distinct={len(pool)} seconds={seconds:.2f} "
-          f"rate={args.pairs / seconds:,.0f} criteria/s decided={decided / args.pairs:.1%}")
+    print(f"{name}: pairs={count} distinct={len(pool)} seconds={seconds:.2f} "
+          f"rate={count / seconds:,.0f} criteria/s decided={decided / count:.1%}")
+
+
+def _forget_texts() -> None:
+    """Forget every text read so far (answers, and the quantities of criteria and prompts too);
+    only each criterion's parsed claim stays, as it would across an audit's attempts."""
+    read_answer.cache_clear()
+    numbers._quantities.cache_clear()
 
 
 if __name__ == "__main__":
