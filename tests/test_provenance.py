@@ -5,14 +5,24 @@ from __future__ import annotations
 import json
 from pathlib import Path
 
+import pytest
+from mcp import Client
+from openpyxl import Workbook
+
+from mock_workspace.server import build_server
 from mock_workspace.session import Session
 from rubric_audit.audit import check_provenance, import_runs
-from rubric_audit.checks.provenance import answer_provenance, answer_value_unsupported
+from rubric_audit.checks.provenance import (
+    MAX_PARSED_CHARS,
+    MAX_PLACE,
+    answer_provenance,
+    answer_value_unsupported,
+)
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.runs import load_runs
 from rubric_audit.model import Attempt, Step, ToolCall, Trajectory
 from rubric_audit.store import AuditStore
-from tests.conftest import SAMPLE, SHARED_RUNS
+from tests.conftest import SAMPLE, SHARED_RUNS, make_benchmark
 
 MODEL_XLSX = "Project_Nordlys/Nordlys_Model.xlsx"
 
@@ -43,8 +53,9 @@ def test_a_value_read_from_the_workbook_is_marked_with_its_step_and_cell() -> No
     attempt, trajectory = _attempt("Enterprise value is NOK 2,360.0m.", _sheet_read())
     [source] = answer_provenance(attempt.answer or "", trajectory)
     assert (source.status, source.step, source.tool) == ("seen", 1, "files_read_sheet")
-    assert "B18" in source.where and "2,360.0m first seen in step 1 files_read_sheet" in \
-        source.describe()
+    assert source.place == "Nordlys_Model.xlsx DCF!B18"
+    assert source.describe() == (
+        "NOK 2,360.0m first seen in step 1 files_read_sheet Nordlys_Model.xlsx DCF!B18")
     assert list(answer_value_unsupported(attempt, trajectory)) == []
 
 
@@ -82,6 +93,8 @@ def test_real_runs_an_answer_given_without_reading_anything_and_one_computed() -
     sources = answer_provenance(read.answer, read.trajectory)
     wacc = next(s for s in sources if s.text == "9.85%")
     assert (wacc.status, wacc.tool) == ("seen", "sheets_server_sheets") and "0.0985" in wacc.where
+    # the grid the sheets server prints: row 94's cell under column L holds 0.0985
+    assert wacc.place == "read_tab.raw_output L94"
     assert list(answer_value_unsupported(read, read.trajectory)) == []
 
 
@@ -94,3 +107,70 @@ def test_the_audit_stage_keeps_findings_per_attempt(tmp_path: Path) -> None:
         found = [f for f in store.findings() if f.check == "answer_value_unsupported"]
     assert [f.evidence["attempt_id"] for f in found] == [
         "grok43high-baseline/task_34254f339d6e4f65b59bb2bd97e606e2/1"]
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.mark.anyio
+async def test_a_cell_read_through_the_workspace_client_is_named(tmp_path: Path) -> None:
+    root = make_benchmark(tmp_path / "b")
+    book = Workbook()
+    sheet = book.active
+    sheet.title = "Q3"
+    sheet["A12"], sheet["B11"], sheet["B12"], sheet["C12"] = "Revenue", 88.4, 151.2, 151.25
+    book.save(root / "worlds/world_a/filesystem/Q3_Forecast.xlsx")
+    bench = load_benchmark(root)
+    arguments = {"path": "Q3_Forecast.xlsx", "sheet": "Q3"}
+    with Session(bench, bench.tasks[0]) as session:
+        async with Client(build_server(session)) as client:
+            result = (await client.call_tool("files_read_sheet", arguments)).content[0].text
+    read = ToolCall(id="c1", name="files_read_sheet", arguments=json.dumps(arguments),
+                    result=result)
+    _, trajectory = _attempt("Q3 revenue was 151.2, against 88.4 in Q2.", read)
+    revenue, before = answer_provenance("Q3 revenue was 151.2, against 88.4 in Q2.", trajectory)
+    assert revenue.describe() == "151.2 first seen in step 1 files_read_sheet Q3_Forecast.xlsx Q3!B12"
+    assert before.place == "Q3_Forecast.xlsx Q3!B11"
+
+
+def _place_of(answer: str, result: str) -> str:
+    _, trajectory = _attempt(answer, ToolCall(id="c1", name="files_read", arguments="{}",
+                                              result=result))
+    [source] = answer_provenance(answer, trajectory)
+    assert source.status == "seen"
+    return source.place
+
+
+def test_a_table_gives_the_row_label_and_column_header() -> None:
+    csv_text = 'line,Q2,Q3\nCosts,"1,204.5",88.4\nRevenue,140.1,151.2\n'
+    assert _place_of("Revenue was 151.2", csv_text) == "row 'Revenue', column 'Q3'"
+    assert _place_of("Costs were 1,204.5", csv_text) == "row 'Costs', column 'Q2'"
+    markdown = "Forecast:\n\n| line | Q3 |\n|---|---:|\n| Revenue | 151.2 |\n"
+    assert _place_of("Revenue was 151.2", json.dumps({"text": markdown})) == \
+        "text row 'Revenue', column 'Q3'"
+    rows = json.dumps({"rows": [{"quarter": "Q2", "revenue": 140.1},
+                                {"quarter": "Q3", "revenue": 151.2}]})
+    assert _place_of("Revenue was 151.2", rows) == "rows[1].revenue"
+    assert _place_of("Paid 151.2", "id,USD\n17,151.2\n") == "row '17', column 'USD'"  # no grid
+
+
+def test_hostile_json_is_walked_without_recursion_and_capped() -> None:
+    deep = "[" * 900 + '{"revenue": 151.2}' + "]" * 900
+    assert _place_of("Revenue was 151.2", deep) == ("[0]" * 900 + ".revenue")[:MAX_PLACE - 1] + "…"
+    padded = json.dumps({"pad": "x" * MAX_PARSED_CHARS, "revenue": 151.2})
+    assert _place_of("Revenue was 151.2", padded) == ""  # too big to parse: text context only
+
+
+def test_a_number_outside_any_structure_keeps_the_text_around_it() -> None:
+    prose = "The board noted that Q3 revenue came to 151.2 million, ahead of plan."
+    _, trajectory = _attempt("Revenue was 151.2", ToolCall(id="c1", name="mail_read",
+                                                          arguments="{}", result=prose))
+    [source] = answer_provenance("Revenue was 151.2", trajectory)
+    assert source.place == "" and "came to 151.2 million" in source.where
+    assert source.describe() == f"151.2 first seen in step 1 mail_read: {source.where}"
+    # in JSON, a number first written in prose is not placed by a later table cell
+    assert _place_of("Revenue was 151.2", json.dumps(
+        {"note": prose, "rows": [{"revenue": 151.2}]})) == ""
+    assert _place_of("Revenue was 151.2", "a,b\n151.2,3\n") == ""  # a header of numbers
