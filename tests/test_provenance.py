@@ -120,7 +120,7 @@ async def test_a_cell_read_through_the_workspace_client_is_named(tmp_path: Path)
     book = Workbook()
     sheet = book.active
     sheet.title = "Q3"
-    sheet["A12"], sheet["B11"], sheet["B12"], sheet["C12"] = "Revenue", 88.4, 151.2, 151.25
+    sheet["A12"], sheet["B11"], sheet["B12"], sheet["C12"] = "Revenue", "88.4", 151.2, 151.25
     book.save(root / "worlds/world_a/filesystem/Q3_Forecast.xlsx")
     bench = load_benchmark(root)
     arguments = {"path": "Q3_Forecast.xlsx", "sheet": "Q3"}

@@ -187,14 +187,12 @@ def _json_place(root: dict | list, token: str) -> str:
             continue
         if isinstance(node, bool) or not isinstance(node, int | float | str):
             continue
-        if isinstance(node, str):
+        if isinstance(node, str) and not _is_cell_of(node, token):  # text: a table in it?
             if token not in _readings(PLAIN_NUMBER.findall(node)):
                 continue
-            if _is_cell_of(node, token):  # the leaf is the value itself ("151.2")
-                return _key_path(_way(up)[0])
             inner = _table_place(node, token)
             return f"{_key_path(_way(up)[0])} {inner}".strip() if inner else ""
-        if node == value:
+        if isinstance(node, str) or node == value:  # the leaf is the value (151.2 or "151.2")
             path, parents = _way(up)
             return _sheet_cell(path, parents) or _key_path(path)
     return ""
