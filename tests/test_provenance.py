@@ -12,12 +12,8 @@ from openpyxl import Workbook
 from mock_workspace.server import build_server
 from mock_workspace.session import Session
 from rubric_audit.audit import check_provenance, import_runs
-from rubric_audit.checks.provenance import (
-    MAX_PARSED_CHARS,
-    MAX_PLACE,
-    answer_provenance,
-    answer_value_unsupported,
-)
+from rubric_audit.checks.provenance import answer_provenance, answer_value_unsupported
+from rubric_audit.checks.result_places import MAX_PARSED_CHARS, MAX_PLACE
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.runs import load_runs
 from rubric_audit.model import Attempt, Step, ToolCall, Trajectory
