@@ -168,3 +168,23 @@ def bench_of_shared_runs(root: Path) -> Path:
 @pytest.fixture
 def bench(tmp_path: Path) -> Path:
     return make_benchmark(tmp_path / "bench")
+
+
+@pytest.fixture
+def anyio_backend() -> str:
+    return "asyncio"
+
+
+@pytest.fixture(scope="session")
+def imported_runs(tmp_path_factory) -> Path:
+    """An audit folder holding the recorded fixture runs, imported, with answer provenance
+    checked; tests that change it work on a copy."""
+    from rubric_audit.audit import check_provenance, import_runs
+    from rubric_audit.store import AuditStore
+
+    out = tmp_path_factory.mktemp("runs") / "out"
+    out.mkdir()
+    import_runs([SHARED_RUNS], out / "audit.db", None)
+    with AuditStore(out / "audit.db") as store:
+        check_provenance(store)
+    return out

@@ -105,11 +105,6 @@ def test_the_audit_stage_keeps_findings_per_attempt(tmp_path: Path) -> None:
         "grok43high-baseline/task_34254f339d6e4f65b59bb2bd97e606e2/1"]
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.mark.anyio
 async def test_a_cell_read_through_the_workspace_client_is_named(tmp_path: Path) -> None:
     root = make_benchmark(tmp_path / "b")

@@ -5,10 +5,9 @@ from __future__ import annotations
 import shutil
 from pathlib import Path
 
-import pytest
 from typer.testing import CliRunner
 
-from rubric_audit.audit import check_provenance, import_runs
+from rubric_audit.audit import import_runs
 from rubric_audit.cli import app
 from rubric_audit.load.runs import load_runs
 from rubric_audit.search import QueueFilter, parse_filter, search
@@ -18,24 +17,14 @@ from tests.conftest import SHARED_RUNS, make_task, make_variant
 SHEET = "WACC Build"  # a tab of the DCF workbook the agents list and read
 
 
-@pytest.fixture(scope="module")
-def imported(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("search") / "out"
-    out.mkdir()
-    import_runs([SHARED_RUNS], out / "audit.db", None)
-    with AuditStore(out / "audit.db") as store:
-        check_provenance(store)
-    return out
-
-
 def _read_the_sheet() -> set[str]:
     """Attempts with a tool result naming the sheet, found without the index."""
     return {a.id for a in load_runs([SHARED_RUNS]).attempts if a.trajectory and any(
         SHEET.lower() in (call.result or "").lower() for _, call in a.trajectory.calls())}
 
 
-def test_search_for_a_sheet_name_returns_the_attempts_that_read_it(imported: Path) -> None:
-    result = CliRunner().invoke(app, ["search", str(imported), SHEET, "--limit", "500"])
+def test_search_for_a_sheet_name_returns_the_attempts_that_read_it(imported_runs: Path) -> None:
+    result = CliRunner().invoke(app, ["search", str(imported_runs), SHEET, "--limit", "500"])
     assert result.exit_code == 0, result.output
     printed = {line.split()[0] for line in result.output.splitlines()[1:]
                if line and not line.startswith(" ")}
@@ -46,8 +35,8 @@ def test_search_for_a_sheet_name_returns_the_attempts_that_read_it(imported: Pat
     assert all(SHEET.lower() in line.lower() for line in lines), "each match's line in context"
 
 
-def test_filters_narrow_by_model_task_and_check(imported: Path) -> None:
-    with AuditStore(imported / "audit.db") as store:
+def test_filters_narrow_by_model_task_and_check(imported_runs: Path) -> None:
+    with AuditStore(imported_runs / "audit.db") as store:
         everything = search(store, SHEET, limit=500)
         assert search(store, SHEET, model="claude") == []
         assert len(search(store, SHEET, model="grok", limit=500)) == len(everything)
@@ -59,9 +48,9 @@ def test_filters_narrow_by_model_task_and_check(imported: Path) -> None:
         assert any(h.place == "answer" and "21.5% IRR" in h.line for h in blind)
 
 
-def test_the_index_follows_new_runs(tmp_path: Path, imported: Path) -> None:
+def test_the_index_follows_new_runs(tmp_path: Path, imported_runs: Path) -> None:
     out = tmp_path / "out"
-    shutil.copytree(imported, out)
+    shutil.copytree(imported_runs, out)
     with AuditStore(out / "audit.db") as store:
         assert search(store, "Zanzibar") == []
     task = make_task()
@@ -76,10 +65,10 @@ def test_the_index_follows_new_runs(tmp_path: Path, imported: Path) -> None:
     assert all(h.model == "m/one" and "Zanzibar" in h.line for h in hits)
 
 
-def test_queue_filter_parts_and_phrases(imported: Path) -> None:
+def test_queue_filter_parts_and_phrases(imported_runs: Path) -> None:
     assert parse_filter('model:grok label:"model error" PIK  notes') == QueueFilter(
         text="PIK notes", model="grok", label="model error")
-    with AuditStore(imported / "audit.db") as store:
+    with AuditStore(imported_runs / "audit.db") as store:
         underscored = search(store, "dcf_model_v1", limit=500)  # punctuation does not matter
         assert underscored and all("DCF Model v1" in h.line for h in underscored)
     assert parse_filter("").is_empty() and not parse_filter("check:x").is_empty()

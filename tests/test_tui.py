@@ -23,11 +23,6 @@ from tui.data import ReviewData
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def audited(tmp_path_factory) -> Path:
     out = tmp_path_factory.mktemp("audit") / "out"

@@ -9,9 +9,6 @@ from pathlib import Path
 
 import pytest
 
-from rubric_audit.audit import check_provenance, import_runs
-from rubric_audit.store import AuditStore
-from tests.conftest import SHARED_RUNS
 from tui.app import ReviewApp
 from tui.data import ReviewData
 from tui.widgets.trajectory import StepsView, row_text
@@ -22,24 +19,9 @@ DCF = "task_ad52b80191404ec2afc47fc1c29604b4"  # both variants computed 48.31 in
 
 
 @pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
-@pytest.fixture(scope="module")
-def imported(tmp_path_factory) -> Path:
-    out = tmp_path_factory.mktemp("runs") / "out"
-    out.mkdir()
-    import_runs([SHARED_RUNS], out / "audit.db", None)
-    with AuditStore(out / "audit.db") as store:
-        check_provenance(store)
-    return out
-
-
-@pytest.fixture
-def out(imported: Path, tmp_path: Path) -> Path:
+def out(imported_runs: Path, tmp_path: Path) -> Path:
     copy = tmp_path / "out"
-    shutil.copytree(imported, copy)
+    shutil.copytree(imported_runs, copy)
     return copy
 
 

@@ -32,11 +32,6 @@ pytestmark = pytest.mark.anyio
 MODEL_XLSX = "Project_Nordlys/Nordlys_Model.xlsx"
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 @pytest.fixture(scope="module")
 def sample():
     return load_benchmark(SAMPLE)

@@ -19,11 +19,6 @@ from tests.test_workspace import call, ok
 pytestmark = pytest.mark.anyio
 
 
-@pytest.fixture
-def anyio_backend() -> str:
-    return "asyncio"
-
-
 RECURRING_ICS = b"""BEGIN:VCALENDAR\r
 VERSION:2.0\r
 PRODID:-//test//EN\r
