@@ -667,8 +667,8 @@ def reviews_command(
         raise InputError("--export", None, f"expected csv or json, got {export!r}")
     data = ReviewData(out_dir, "export")
     try:
-        written = data.write_reviews(out_dir, export)
         rows, agreements = data.label_rows(), data.agreements()
+        written = data.write_reviews(out_dir, export, rows, agreements)
     finally:
         data.close()
     out.print(f"Wrote {', '.join(escape(str(p)) for p in written)}: {len(rows)} labels.")

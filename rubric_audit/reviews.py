@@ -25,15 +25,19 @@ def finding_key(finding: Finding) -> str:
 R = TypeVar("R", Review, FindingReview)
 
 
+def standing_entries(log: list[tuple[int, R]]) -> list[tuple[int, R]]:
+    """The log's entries still standing, in order: neither a retraction nor retracted."""
+    retracted = {r.retracts for _, r in log if r.retracts is not None}
+    return [(i, r) for i, r in log if r.retracts is None and i not in retracted]
+
+
 def _standing(log: list[tuple[int, R]], subject: Callable[[R], str],
               value: Callable[[R], object]) -> dict[str, dict[str, R]]:
     """subject -> reviewer -> that reviewer's latest entry still standing (retractions undo)."""
-    retracted = {r.retracts for _, r in log if r.retracts is not None}
     out: dict[str, dict[str, R]] = {}
-    for entry_id, review in log:
-        if review.retracts is not None or entry_id in retracted or value(review) is None:
-            continue
-        out.setdefault(subject(review), {})[review.reviewer] = review
+    for _, review in standing_entries(log):
+        if value(review) is not None:
+            out.setdefault(subject(review), {})[review.reviewer] = review
     return out
 
 
@@ -46,6 +50,11 @@ def current_finding_verdicts(log: list[tuple[int, FindingReview]]
                              ) -> dict[str, dict[str, FindingReview]]:
     """finding key -> reviewer -> that reviewer's verdict still standing."""
     return _standing(log, lambda r: r.finding_key, lambda r: r.verdict)
+
+
+def disputed_tasks(current: dict[str, dict[str, Review]]) -> set[str]:
+    """Tasks whose reviewers gave different labels."""
+    return {t for t, by in current.items() if len({r.label for r in by.values()}) > 1}
 
 
 def consensus(by_reviewer: dict[str, Review] | dict[str, FindingReview]) -> str | None:

@@ -20,7 +20,7 @@ from textual.widgets import Footer, Header, OptionList, Static, TabbedContent
 from textual.widgets.option_list import Option
 
 from rubric_audit.agreement import describe
-from rubric_audit.reviews import LABEL_NAMES
+from rubric_audit.reviews import LABEL_NAMES, disputed_tasks
 from rubric_audit.search import QueueFilter, filter_tasks, parse_filter
 from tui.data import FINDING_MARKS, QUEUE_TITLES, ReviewData, world_items
 from tui.screens.filter import FilterScreen
@@ -141,13 +141,13 @@ class ReviewApp(App[None]):
         return [b for group in self._bindings.key_to_bindings.values() for b in group
                 if b.id in ids]
 
-    def _row(self, task_id: str, mine: dict) -> Text:
+    def _row(self, task_id: str, mine: dict, disputed: set[str]) -> Text:
         review = mine.get(task_id)
         mark = ("!" if self.data.stale(review) else "✓") if review else \
             "»" if task_id in self.skipped else " "
         symbol, style = SEVERITY_MARK.get(self.data.severity(task_id) or "", (" ", ""))
         row = Text.assemble(mark, " ", (symbol, style), " ", self.data.tasks[task_id].name)
-        if self.data.disputed(task_id):
+        if task_id in disputed:
             row.append(" ≠", "bold magenta")
         if review:
             row.append(f" · {LABEL_NAMES[review.label]}", "dim")
@@ -156,11 +156,17 @@ class ReviewApp(App[None]):
         return row
 
     async def refresh_all(self) -> None:
-        mine = self.data.mine()
+        """Read the review log once, redraw the queue and what depends on the log (agreement,
+        stale reviews), then the task under the cursor."""
+        current = self.data.current()
+        mine = self.data.mine(current)
+        self._agreements = self.data.agreements(current)
+        self._stale = sum(self.data.stale(r) for r in mine.values())
+        disputed = disputed_tasks(current)
         ids = self.task_ids
         listing = self.query_one("#tasks", OptionList)
         listing.clear_options()
-        listing.add_options([Option(self._row(t, mine), id=t) for t in ids])
+        listing.add_options([Option(self._row(t, mine, disputed), id=t) for t in ids])
         if ids:
             self.position = max(0, min(self.position, len(ids) - 1))
             listing.highlighted = self.position
@@ -190,17 +196,15 @@ class ReviewApp(App[None]):
                 table[key] = [named(b) for b in group]
             self.refresh_bindings()
             self._labels_shown = labels
-        mine = self.data.mine()
         status = [" · ".join(f"{key} {LABEL_NAMES[label]}" for key, label in
                              self.label_keys(task_id))
                   if task_id else "nothing to review in this queue"]
         if task_id:
-            group = self.data.agreements()[self.data.group_of(task_id)]
+            group = self._agreements[self.data.group_of(task_id)]
             if len(group.reviewers) > 1:
                 status.append(f"agreement on {describe(group)}")
-        stale = sum(self.data.stale(r) for r in mine.values())
-        if stale:
-            status.append(f"{stale} of your reviews are stale (evidence changed)")
+        if self._stale:
+            status.append(f"{self._stale} of your reviews are stale (evidence changed)")
         self.query_one("#status", Static).update(" · ".join(status) + " · ? help")
 
     async def show_task(self) -> None:

@@ -27,6 +27,7 @@ from rubric_audit.reviews import (
     current_labels,
     finding_key,
     review_queues,
+    standing_entries,
 )
 from rubric_audit.store import AuditStore
 from rubric_audit.workbook import Cell
@@ -127,15 +128,13 @@ class ReviewData:
         found = [f.severity for f in self.findings.get(task_id, [])]
         return min(found, key=SEVERITY_ORDER.__getitem__) if found else None
 
-    def disputed(self, task_id: str) -> bool:
-        """Reviewers gave the task different labels."""
-        return len({r.label for r in self.current().get(task_id, {}).values()}) > 1
-
     def current(self) -> dict[str, dict[str, Review]]:
         return current_labels(self.store.reviews())
 
-    def mine(self) -> dict[str, Review]:
-        return {t: r[self.reviewer] for t, r in self.current().items() if self.reviewer in r}
+    def mine(self, current: dict[str, dict[str, Review]] | None = None) -> dict[str, Review]:
+        """This reviewer's labels, from `current` when the caller has read it already."""
+        current = self.current() if current is None else current
+        return {t: r[self.reviewer] for t, r in current.items() if self.reviewer in r}
 
     def stale(self, review: Review) -> bool:
         """The evidence changed since the review (new attempts, grades or findings)."""
@@ -161,10 +160,8 @@ class ReviewData:
 
     def undo(self) -> Review | None:
         """Retract this reviewer's latest entry still standing; returns the entry retracted."""
-        log = self.store.reviews()
-        retracted = {r.retracts for _, r in log if r.retracts is not None}
-        mine = [(i, r) for i, r in log if r.reviewer == self.reviewer and r.retracts is None
-                and i not in retracted]
+        mine = [(i, r) for i, r in standing_entries(self.store.reviews())
+                if r.reviewer == self.reviewer]
         if not mine:
             return None
         entry, review = mine[-1]
@@ -187,10 +184,8 @@ class ReviewData:
     def judge_finding(self, key: str, finding: Finding, verdict: str) -> str | None:
         """Append this reviewer's verdict on a finding; the same verdict again withdraws it.
         Returns the verdict standing now."""
-        log = self.store.finding_reviews()
-        retracted = {r.retracts for _, r in log if r.retracts is not None}
-        standing = [(i, r) for i, r in log if r.reviewer == self.reviewer
-                    and r.finding_key == key and r.retracts is None and i not in retracted]
+        standing = [(i, r) for i, r in standing_entries(self.store.finding_reviews())
+                    if r.reviewer == self.reviewer and r.finding_key == key]
         now = datetime.now(UTC).isoformat(timespec="seconds")
         entry = FindingReview(reviewer=self.reviewer, created_at=now, finding_key=key,
                               task_id=finding.task_id, check=finding.check)
@@ -206,9 +201,10 @@ class ReviewData:
         """"passes" for a task that takes pass labels (the pass audit), else "failures"."""
         return "passes" if task_id in self.passed else "failures"
 
-    def agreements(self) -> dict[str, GroupAgreement]:
+    def agreements(self, current: dict[str, dict[str, Review]] | None = None
+                   ) -> dict[str, GroupAgreement]:
         """Agreement between reviewers, separately over failure labels and pass labels."""
-        labels = self.current()
+        labels = self.current() if current is None else current
         names = {t: task.name for t, task in self.tasks.items()}
         return {group: group_agreement(group, labels, [t for t in self.queues["all"]
                                                        if self.group_of(t) == group], names)
@@ -218,11 +214,9 @@ class ReviewData:
         """Each reviewer's current label per task with every note they left on it (a note
         alone, without a label, is a row too), task names beside ids."""
         labels = self.current()
-        log = self.store.reviews()
-        retracted = {r.retracts for _, r in log if r.retracts is not None}
         notes: dict[tuple[str, str], list[str]] = defaultdict(list)
-        for i, r in log:
-            if r.note and r.retracts is None and i not in retracted:
+        for _, r in standing_entries(self.store.reviews()):
+            if r.note:
                 notes[(r.task_id, r.reviewer)].append(r.note)
         keys = sorted({(t, name) for t, by in labels.items() for name in by} | set(notes))
         rows = []
@@ -236,10 +230,11 @@ class ReviewData:
                          "stale": self.stale(review) if review else False})
         return rows
 
-    def write_reviews(self, folder: Path, fmt: str) -> list[Path]:
-        """reviews.json (labels with notes, agreement per group, disagreements), or as csv:
-        reviews.csv, reviews_agreement.csv and reviews_disagreements.csv."""
-        rows, agreements = self.label_rows(), self.agreements()
+    def write_reviews(self, folder: Path, fmt: str, rows: list[dict],
+                      agreements: dict[str, GroupAgreement]) -> list[Path]:
+        """reviews.json (`label_rows`: labels with notes; `agreements` per group, with the
+        disagreements), or as csv: reviews.csv, reviews_agreement.csv and
+        reviews_disagreements.csv."""
         if fmt == "json":
             target = folder / "reviews.json"
             write_atomic(target, json.dumps({"agreement": {g: a.model_dump() for g, a in

@@ -14,7 +14,7 @@ from rubric_audit.checks.precision import load as load_precision
 from rubric_audit.checks.screen import Screen, gather, screen
 from rubric_audit.model import Attempt, CriterionGrade, Finding, Task
 from rubric_audit.report.statistics import Statistics, build_statistics, per_task
-from rubric_audit.reviews import FAILURE_LABELS, consensus, current_labels
+from rubric_audit.reviews import FAILURE_LABELS, consensus, current_labels, disputed_tasks
 from rubric_audit.scores import VariantScore, score_variants
 from rubric_audit.stats import Interval, proportion
 from rubric_audit.store import AuditStore, ControlGrade
@@ -325,8 +325,7 @@ def build_summary(store: AuditStore, threshold: float = 0.5,
         task_outcomes=outcomes,
         failure_split=_failure_split(outcomes, labels, excluded),
         review_labels=labels,
-        disputed_tasks=sorted(t for t, by in current.items()
-                              if len({r.label for r in by.values()}) > 1),
+        disputed_tasks=sorted(disputed_tasks(current)),
         unavailable=_unavailable(attempts),
         code_checker=_code_checker(grades),
         controls=_control_counts(controls, graded),
