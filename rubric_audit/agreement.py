@@ -44,13 +44,13 @@ def _codes(shared: list[dict[str, Review]], reviewers: list[str]) -> tuple[list[
 
 
 def _cohen(shared: list[dict[str, Review]], pair: list[str]) -> float | None:
-    from statsmodels.stats.inter_rater import cohens_kappa
-
     if not shared:
         return None
     codes, n = _codes(shared, pair)
     if n == 1:
         return 1.0
+    from statsmodels.stats.inter_rater import cohens_kappa  # only when there is a kappa to compute
+
     table = [[sum(1 for a, b in codes if a == i and b == j) for j in range(n)] for i in range(n)]
     with warnings.catch_warnings():  # its z-statistic divides by zero on small tables
         warnings.simplefilter("ignore", RuntimeWarning)
@@ -58,12 +58,14 @@ def _cohen(shared: list[dict[str, Review]], pair: list[str]) -> float | None:
 
 
 def _fleiss(shared: list[dict[str, Review]], reviewers: list[str]) -> float | None:
-    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
-
     if not shared:
         return None
     codes, n = _codes(shared, reviewers)
-    return 1.0 if n == 1 else float(fleiss_kappa(aggregate_raters(codes)[0]))
+    if n == 1:
+        return 1.0
+    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
+
+    return float(fleiss_kappa(aggregate_raters(codes)[0]))
 
 
 def group_agreement(group: str, labels: dict[str, dict[str, Review]], tasks: list[str],

@@ -38,7 +38,7 @@ def load(path: str | Path) -> dict[str, pd.DataFrame]:
             f"usage_{k}": v for k, v in a.usage.model_dump().items()} for a in store.attempts()]
         for row in attempts:
             row.pop("usage")
-        task_of = {a.id: a.task_id for a in store.attempts()}
+        task_of = {a: t for a, t, *_ in store.attempt_rows()}
         controls = [c.model_dump() for c in store.controls()]
         control_task = {c["id"]: c["task_id"] for c in controls}
         grades = pd.DataFrame([g.model_dump() for g in store.grades()],

@@ -291,6 +291,7 @@ class SourceSummary(Record):
 
 
 Severity = Literal["error", "warning", "info"]
+SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}  # worst first
 
 
 class Finding(Record):

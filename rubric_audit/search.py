@@ -12,7 +12,6 @@ from __future__ import annotations
 import re
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Literal
 
 from rubric_audit.errors import InputError
 from rubric_audit.model import Attempt, Record, Task, Trajectory
@@ -20,7 +19,6 @@ from rubric_audit.store import AuditStore
 
 INDEX_META = "search_index"
 CONTEXT = 70
-Kind = Literal["prompt", "answer", "step", "rationale"]
 FILTER_KEYS = ("model", "domain", "check", "label")
 FILTER_TOKEN = re.compile(rf"\b({'|'.join(FILTER_KEYS)}):(\"[^\"]*\"|\S+)", re.I)
 

@@ -19,7 +19,15 @@ from pathlib import Path
 from rubric_audit.agreement import GroupAgreement, group_agreement
 from rubric_audit.atomic import write_atomic
 from rubric_audit.errors import InputError
-from rubric_audit.model import Attempt, CriterionGrade, Finding, FindingReview, Review, Task
+from rubric_audit.model import (
+    SEVERITY_ORDER,
+    Attempt,
+    CriterionGrade,
+    Finding,
+    FindingReview,
+    Review,
+    Task,
+)
 from rubric_audit.reviews import (
     FAILURE_LABELS,
     PASS_LABELS,
@@ -32,7 +40,6 @@ from rubric_audit.reviews import (
 from rubric_audit.store import AuditStore
 from rubric_audit.workbook import Cell
 
-SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 QUEUES = ("failures", "passes", "all")
 FINDING_MARKS = {"confirmed": "✓ confirmed", "false_alarm": "✗ false alarm"}
 QUEUE_TITLES = {"failures": "Failures", "passes": "Pass audit", "all": "All tasks"}

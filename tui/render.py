@@ -13,10 +13,9 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from rubric_audit.describe import criterion_title, evidence_lines, finding_sentence
-from rubric_audit.model import Finding, Task
+from rubric_audit.model import SEVERITY_ORDER, Finding, Task
 from tui.data import TaskDetails
 
-SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 RATIONALE_LIMIT = 240
 

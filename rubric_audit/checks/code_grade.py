@@ -510,8 +510,6 @@ def _decide(target: Quantity, tolerance: Tolerance, reading: Reading, near: list
               if (id(r[0]) in ids or id(r[1]) in ids) and _compatible(r[0], target)
               and _compatible(r[1], target)
               and not all(tolerance.contains(_display(q, target)) for q in r)]
-    if tolerance.basis.startswith("end of the range"):
-        ranges = []  # the criterion's value is a range: the answer's range is its claim
     beside = [reading.quantities[i] for i in bound]
     hedged = (bool(ranges) and not standalone) or _alternatives(
         reading.text, beside, [q for q in beside if tolerance.contains(_display(q, target))])

@@ -251,10 +251,11 @@ def load_job(job: Path, trials: list[Path], variant: str) -> RecordedRuns:
         reason = _reason(trial)
         item_id = (f"{variant}/{trial.task_name}/{agent.name}/{k}" if kind
                    else Attempt.make_id(variant, trial.task_name, k))
+        rationale = None if reason else _rationale(folder)
         grades = [] if reason else [
             CriterionGrade(attempt_id=item_id, criterion_id=_criterion_id(trial.task_name, key),
                            grader="recorded", verdict="pass" if value >= 1.0 else "fail",
-                           score=value, rationale=_rationale(folder))
+                           score=value, rationale=rationale)
             for key, value in rewards.items()]
         if kind:
             if reason:

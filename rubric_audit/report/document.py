@@ -8,13 +8,11 @@ from dataclasses import dataclass, field
 from rubric_audit.agreement import describe
 from rubric_audit.checks.precision import CODE_CHECKER
 from rubric_audit.describe import criterion_title, readable
-from rubric_audit.model import Finding, Task
+from rubric_audit.model import SEVERITY_ORDER, Finding, Task
 from rubric_audit.report.statistics import ScoreRow
 from rubric_audit.report.summary import AuditSummary
 from rubric_audit.scores import VariantScore
 from rubric_audit.stats import Interval
-
-SEVERITY_ORDER = {"error": 0, "warning": 1, "info": 2}
 
 
 @dataclass
