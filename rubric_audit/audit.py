@@ -51,7 +51,7 @@ from rubric_audit.regold import regold_everything
 from rubric_audit.report.html import render_html
 from rubric_audit.report.markdown import render_markdown
 from rubric_audit.report.summary import AuditSummary, build_summary
-from rubric_audit.store import AuditStore, ControlGrade, ImportSummary
+from rubric_audit.store import AuditStore, ControlGrade, ImportSummary, open_audit
 
 DB_NAME = "audit.db"
 BENCHMARK_STAGE = "input:benchmark"
@@ -480,8 +480,5 @@ def write_reports(store: AuditStore, folder: Path) -> AuditSummary:
 
 def report(out: Path) -> AuditSummary:
     """`rubric-audit report OUT`: the reports again from OUT/audit.db (reviews included)."""
-    db = out / DB_NAME
-    if not db.is_file():
-        raise InputError(db, None, "no audit.db here: run `rubric-audit audit` first")
-    with AuditStore(db) as store:
+    with open_audit(out / DB_NAME) as store:
         return write_reports(store, out)

@@ -11,14 +11,7 @@ from rubric_audit.atomic import write_atomic
 from rubric_audit.checks.controls import Control
 from rubric_audit.errors import InputError
 from rubric_audit.model import CriterionGrade, Finding, FindingReview, Review
-from rubric_audit.store import AuditStore
-
-
-def _open(path: Path) -> AuditStore:
-    db = path / "audit.db" if path.is_dir() else path
-    if not db.is_file():
-        raise InputError(db, None, "no audit.db here: run `rubric-audit audit` first")
-    return AuditStore(db)
+from rubric_audit.store import open_audit
 
 
 def _named(frame: pd.DataFrame, names: dict[str, str], by: pd.Series | None = None
@@ -32,7 +25,8 @@ def _named(frame: pd.DataFrame, names: dict[str, str], by: pd.Series | None = No
 def load(path: str | Path) -> dict[str, pd.DataFrame]:
     """Every table of an audit (folder or audit.db) as a DataFrame, keyed by table name; each
     carries the task's name beside its id."""
-    with _open(Path(path)) as store:
+    path = Path(path)
+    with open_audit(path / "audit.db" if path.is_dir() else path) as store:
         names = {t.id: t.name for t in store.tasks()}
         attempts = [a.model_dump(exclude={"trajectory"}) | {
             f"usage_{k}": v for k, v in a.usage.model_dump().items()} for a in store.attempts()]

@@ -13,9 +13,8 @@ import re
 from collections.abc import Iterator
 from pathlib import Path
 
-from rubric_audit.errors import InputError
 from rubric_audit.model import Attempt, Record, Task, Trajectory
-from rubric_audit.store import AuditStore
+from rubric_audit.store import AuditStore, open_audit
 
 INDEX_META = "search_index"
 CONTEXT = 70
@@ -208,10 +207,7 @@ def matching_tasks(store: AuditStore, text: str) -> set[str]:
 def search_audit(out: Path, query: str, model: str = "", task: str = "", check: str = "",
                  limit: int = 50) -> list[Hit]:
     """`rubric-audit search OUT QUERY`: `search` on OUT/audit.db."""
-    db = Path(out) / "audit.db"
-    if not db.is_file():
-        raise InputError(db, None, "no audit.db here: run `rubric-audit audit` first")
-    with AuditStore(db) as store:
+    with open_audit(Path(out) / "audit.db") as store:
         return search(store, query, model, task, check, limit)
 
 

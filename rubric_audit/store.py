@@ -501,3 +501,10 @@ class AuditStore:
                                   note=r[5], evidence_hash=r[6], retracts=r[7])) for r in rows]
         except ValidationError as exc:
             raise invalid(self.path, "reviews", exc) from None
+
+
+def open_audit(db: Path) -> AuditStore:
+    """An existing audit's store; one line naming the file when there is none."""
+    if not db.is_file():
+        raise InputError(db, None, "no audit.db here: run `rubric-audit audit` first")
+    return AuditStore(db)

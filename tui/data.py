@@ -37,7 +37,7 @@ from rubric_audit.reviews import (
     review_queues,
     standing_entries,
 )
-from rubric_audit.store import AuditStore
+from rubric_audit.store import open_audit
 from rubric_audit.workbook import Cell
 
 QUEUES = ("failures", "passes", "all")
@@ -68,10 +68,7 @@ class ReviewData:
     """An audit opened for one reviewer."""
 
     def __init__(self, out: Path, reviewer: str, per_domain: int = 5, seed: int = 0) -> None:
-        db = Path(out) / "audit.db"
-        if not db.is_file():
-            raise InputError(db, None, "no audit.db here: run `rubric-audit audit` first")
-        self.store = AuditStore(db)
+        self.store = open_audit(Path(out) / "audit.db")
         self.reviewer = reviewer
         self.tasks = {t.id: t for t in self.store.tasks()}
         graders = [g for g in self.store.graders() if g != "code"]
