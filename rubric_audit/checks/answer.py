@@ -16,6 +16,8 @@ import re
 from dataclasses import dataclass, replace
 
 from rubric_audit.checks.numbers import (
+    CURRENCY_SYMBOLS,
+    SCALES,
     Quantity,
     find_quantities,
     find_ranges,
@@ -59,6 +61,7 @@ UNIT_MARK = re.compile(
     r"(?P<cscale>k|m|mm|mn|bn|000s?|'000|thousands|millions|billions)?\b"
     r"|\b(?P<scale>thousands|millions|billions|'000s?|000s)\b")
 MAX_LABELLED_LINE = 2000  # longer lines are prose, not a table row or a labelled value
+HEADER_SCALES = SCALES | {"000": 1e3, "000s": 1e3}  # a column headed '000 or 000s
 LABEL = re.compile(r"^[^:|=]{1,80}(?:[:=]|\s[-–]\s)")
 
 
@@ -175,11 +178,9 @@ def _unit_template(label: str) -> Quantity | None:
     if m.group("mult"):
         return replace(base, dimension="multiple")
     scale_word = (m.group("cscale") or m.group("scale") or "").lower().strip("'")
-    scale = {"k": 1e3, "000": 1e3, "000s": 1e3, "thousands": 1e3, "m": 1e6, "mm": 1e6, "mn": 1e6,
-             "millions": 1e6, "bn": 1e9, "billions": 1e9}.get(scale_word, 1.0)
+    scale = HEADER_SCALES.get(scale_word, 1.0)
     if m.group("cur"):
-        symbols = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
-        currency = symbols.get(m.group("cur"), m.group("cur").upper())
+        currency = CURRENCY_SYMBOLS.get(m.group("cur"), m.group("cur").upper())
         return replace(base, dimension="currency", currency=currency, scale=scale)
     return replace(base, scale=scale) if scale != 1.0 else None
 

@@ -26,7 +26,7 @@ from dataclasses import dataclass, replace
 from typing import Any, Literal
 
 from rubric_audit.checks.answer import Reading, names_in, read_answer
-from rubric_audit.checks.numbers import Quantity, find_quantities, find_ranges
+from rubric_audit.checks.numbers import SCALES, Quantity, find_quantities, find_ranges
 from rubric_audit.checks.text import content_tokens
 from rubric_audit.model import Attempt, CriterionGrade, Finding, Task
 
@@ -219,8 +219,8 @@ def _rounding_tolerance(text: str, target: Quantity) -> Tolerance | None:
         scale = target.scale if target.dimension != "percent" else 1.0
         in_scale = IN_SCALE.search(text)
         if in_scale and target.dimension != "percent" \
-                and abs(target.value) >= _scale_of(in_scale.group(1)):
-            scale = _scale_of(in_scale.group(1))  # "in $m" speaks of values of millions
+                and abs(target.value) >= SCALES[in_scale.group(1).lower()]:
+            scale = SCALES[in_scale.group(1).lower()]  # "in $m" speaks of values of millions
         half = 0.5 * 10.0 ** -d * scale
         places_text = f"{d} decimal place" + ("" if d == 1 else "s")
         return Tolerance(target.value - half, target.value + half, f"rounded to {places_text}")
@@ -234,12 +234,6 @@ def _rounding_tolerance(text: str, target: Quantity) -> Tolerance | None:
     return None
 
 
-def _scale_of(word: str) -> float:
-    word = word.lower()
-    return {"k": 1e3, "thousands": 1e3, "m": 1e6, "mm": 1e6, "mn": 1e6, "millions": 1e6,
-            "bn": 1e9, "billions": 1e9}.get(word, 1.0)
-
-
 def _nearest_step(match: re.Match[str]) -> float | None:
     if match.group("word"):
         return NEAREST_STEP[re.sub(r"\s+", " ", match.group("word").lower())]
@@ -247,7 +241,7 @@ def _nearest_step(match: re.Match[str]) -> float | None:
     unit = (match.group("unit") or "").lower()
     if unit.startswith("b"):
         return number * (0.01 if unit in ("bp", "bps") or unit.startswith("basis") else 1e9)
-    return number * {"k": 1e3, "m": 1e6, "million": 1e6, "billion": 1e9}.get(unit, 1.0)
+    return number * SCALES.get(unit, 1.0)  # %, pp and points are 1
 
 
 def tolerance_for(target: Quantity, criterion_tolerance: str, prompt: str) -> Tolerance:
