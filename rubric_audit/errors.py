@@ -136,15 +136,15 @@ def field_path(prefix: str, loc: tuple[int | str, ...]) -> str:
     return out
 
 
-def validated(path: Path, data: Any, model: type[M] | TypeAdapter[Any]) -> Any:
+def validated(path: Path, data: Any, model: type[M] | TypeAdapter[Any], prefix: str = "") -> Any:
     """Parsed data checked by its model (a pydantic model or a TypeAdapter): a value of the wrong
-    kind is an InputError naming its field."""
+    kind is an InputError naming its field (after `prefix`, e.g. the item's `[3]`)."""
     try:
         if isinstance(model, TypeAdapter):
             return model.validate_python(data)
         return model.model_validate(data)
     except ValidationError as exc:
-        raise invalid(path, "", exc) from None
+        raise invalid(path, prefix, exc) from None
 
 
 def read_model(path: Path, model: type[M]) -> M:

@@ -10,9 +10,9 @@ import zipfile
 from pathlib import Path
 from typing import Any, TypeVar
 
-from pydantic import BaseModel, ConfigDict, Field, ValidationError
+from pydantic import BaseModel, ConfigDict, Field
 
-from rubric_audit.errors import InputError, invalid, read_json
+from rubric_audit.errors import InputError, read_json, validated
 from rubric_audit.model import App, Benchmark, Criterion, Gold, PathSafeId, Task, World
 
 M = TypeVar("M", bound=BaseModel)
@@ -54,13 +54,6 @@ class ApexWorld(_Apex):
     apps: list[App] = Field(default_factory=list)
 
 
-def _validated(model: type[M], path: Path, prefix: str, raw: Any) -> M:
-    try:
-        return model.model_validate(raw)
-    except ValidationError as exc:
-        raise invalid(path, prefix, exc) from None
-
-
 def _json_list(path: Path) -> list[Any]:
     data = read_json(path)
     if not isinstance(data, list):
@@ -84,11 +77,11 @@ def world_source(root: Path, world_id: str) -> str | None:
 def _worlds(root: Path) -> list[World]:
     path = root / WORLDS_FILE
     if path.is_file():
-        raw = [_validated(ApexWorld, path, f"[{i}]", w) for i, w in enumerate(_json_list(path))]
+        raw = [validated(path, w, ApexWorld, f"[{i}]") for i, w in enumerate(_json_list(path))]
     else:
         ids = {p.name for p in (root / "worlds").glob("*") if p.is_dir()}
         ids |= {p.stem for p in (root / "world_files_zipped").glob("*.zip")}
-        raw = [_validated(ApexWorld, root, "", {"world_id": i}) for i in sorted(ids)]
+        raw = [validated(root, {"world_id": i}, ApexWorld) for i in sorted(ids)]
     seen: set[str] = set()
     worlds = []
     for i, w in enumerate(raw):
@@ -153,7 +146,7 @@ def load_benchmark(root: Path) -> Benchmark:
     tasks: list[Task] = []
     first_index: dict[str, int] = {}
     for i, item in enumerate(_json_list(path)):
-        raw = _validated(ApexTask, path, f"[{i}]", item)
+        raw = validated(path, item, ApexTask, f"[{i}]")
         if raw.task_id in first_index:
             raise InputError(path, f"[{i}].task_id", f"duplicate task_id {raw.task_id!r} "
                                                     f"(first at [{first_index[raw.task_id]}])")
