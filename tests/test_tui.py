@@ -2,6 +2,7 @@
 
 from __future__ import annotations
 
+import io
 import json
 import re
 import shutil
@@ -15,7 +16,7 @@ from rubric_audit.audit import run_audit
 from rubric_audit.cli import app as cli
 from rubric_audit.model import Review
 from rubric_audit.reviews import LABEL_NAMES
-from tests.conftest import SAMPLE, SHARED_RUNS, bench_of_shared_runs
+from tests.conftest import SAMPLE, SHARED_RUNS, bench_of_shared_runs, make_task, make_variant
 from tests.fakes.openai_server import FakeOpenAI, Reply, text
 from tui.app import ReviewApp, load_keymap
 from tui.data import ReviewData
@@ -367,6 +368,57 @@ async def test_world_viewer_shows_files_sheets_and_mail(out: Path) -> None:
     assert "Investment Committee: Project Nordlys" in shown["calendar"]
     assert "chat Project Nordlys deal team" in labels
     assert moved == labels, "the next task of the same world lists the same items"
+
+
+CHEATSHEET = ["Cheatsheet: budgets are revised in mail.", "Meetings are in the calendar.",
+              "Read the latest mail first.", "Answer in one line."]
+
+
+@pytest.fixture
+def variant_audit(tmp_path: Path) -> Path:
+    """Two variants of two tasks from run folders alone: variant cheat added four sentences to
+    the prompt of task_1; both saw task_2's prompt as it is."""
+    changed, same = make_task("task_1"), make_task("task_2")
+    verdicts = {"task_1_c1": "fail", "task_2_c1": "fail"}
+    base = make_variant(tmp_path / "runs", "base", "m/one",
+                        [(changed, 1, verdicts), (same, 1, verdicts)])
+    cheat = make_variant(tmp_path / "runs", "cheat", "m/one", [
+        ({**changed, "prompt": " ".join([changed["prompt"], *CHEATSHEET])}, 1, verdicts),
+        (same, 1, verdicts)])
+    run_audit(None, [base, cheat], tmp_path / "out")
+    return tmp_path / "out"
+
+
+async def test_overview_shows_the_prompt_a_variant_changed(variant_audit: Path) -> None:
+    from rich.console import Console
+    from textual.widgets import Static
+
+    def overview_text() -> str:
+        console = Console(width=200, file=io.StringIO(), record=True)
+        console.print(app.query_one("#overview", Static).content)
+        return console.export_text()
+
+    data = ReviewData(variant_audit, "ana")
+    app = ReviewApp(data)
+    shown = {}
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.press("a")
+        for _ in range(2):
+            await pilot.pause()
+            shown[app.current_task] = overview_text()
+            await pilot.press("j")
+        await pilot.press("k", "e")
+        await pilot.pause()
+        expanded = overview_text()
+    data.close()
+    preview = [line.strip() for line in shown["task_1"].splitlines() if line.strip()]
+    start = preview.index("Prompt of variant cheat")
+    assert preview[start + 1:start + 6] == [
+        "Its agents saw the prompt above with 4 sentences added:",
+        *(f"+ {s}" for s in CHEATSHEET[:3]), "… 1 more sentence (e: expand)"]
+    assert f"+ {CHEATSHEET[3]}" in expanded and "more sentence" not in expanded
+    assert "variant base" not in shown["task_1"], "base saw the shared prompt"
+    assert "Prompt of variant" not in shown["task_2"], "both saw the same prompt"
 
 
 @pytest.fixture

@@ -73,7 +73,8 @@ class ReviewApp(App[None]):
                 show=False),
         Binding("x", "judge_finding('false_alarm')", "Finding: false alarm",
                 id="finding.false_alarm", show=False),
-        Binding("e", "expand", "Expand rationales", id="view.expand", show=False),
+        Binding("e", "expand", "Expand rationales and prompt changes", id="view.expand",
+                show=False),
         Binding("slash", "filter", "Filter", id="queue.filter"),
         Binding("f", "queue('failures')", "Failures", id="queue.failures"),
         Binding("p", "queue('passes')", "Pass audit", id="queue.passes"),
@@ -348,7 +349,8 @@ class ReviewApp(App[None]):
 
     async def action_expand(self) -> None:
         self.expanded = not self.expanded
-        self.notify("rationales in full" if self.expanded else "rationales shortened")
+        self.notify("rationales and prompt changes in full" if self.expanded
+                    else "rationales and prompt changes shortened")
         await self.show_task()
 
     def action_help(self) -> None:

@@ -27,6 +27,7 @@ from rubric_audit.model import (
     FindingReview,
     Review,
     Task,
+    VariantPrompt,
 )
 from rubric_audit.reviews import (
     FAILURE_LABELS,
@@ -53,6 +54,7 @@ class TaskDetails:
     findings: list[Finding]
     recomputed: list[dict] = field(default_factory=list)
     suggestion: dict | None = None
+    prompt_changes: list[VariantPrompt] = field(default_factory=list)  # variants that differed
 
     def keyed_findings(self) -> list[tuple[str, Finding]]:
         return keyed(self.findings)
@@ -96,6 +98,11 @@ class ReviewData:
         # Written by `audit` and `suggest`, not while the app runs: read once, not on every move.
         self.recomputed: dict[str, list[dict]] = self.store.meta("regold", {}) or {}
         self.suggestions: dict[str, dict] = self.store.meta("suggestions", {}) or {}
+        # Each variant whose prompt added to or dropped from the one its task's variants share.
+        self.prompt_changes: dict[str, list[VariantPrompt]] = defaultdict(list)
+        for change in self.store.variant_prompts():
+            if change.added or change.dropped:
+                self.prompt_changes[change.task_id].append(change)
 
     def close(self) -> None:
         self.store.close()
@@ -284,7 +291,8 @@ class ReviewData:
         return TaskDetails(task=self.tasks[task_id], attempts=attempts, grades=grades,
                            findings=self.findings.get(task_id, []),
                            recomputed=self.recomputed.get(task_id, []),
-                           suggestion=self.suggestions.get(task_id))
+                           suggestion=self.suggestions.get(task_id),
+                           prompt_changes=self.prompt_changes.get(task_id, []))
 
 
 def file_label(path: str) -> str:

@@ -13,11 +13,12 @@ from rich.table import Table as RichTable
 from rich.text import Text
 
 from rubric_audit.describe import criterion_title, evidence_lines, finding_sentence
-from rubric_audit.model import SEVERITY_ORDER, Finding, Task
+from rubric_audit.model import SEVERITY_ORDER, Finding, Task, VariantPrompt
 from tui.data import TaskDetails
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 RATIONALE_LIMIT = 240
+PROMPT_PREVIEW = 3  # sentences a variant added or dropped shown before `e` expands them
 
 
 def _short(text: str, limit: int = RATIONALE_LIMIT) -> str:
@@ -110,13 +111,47 @@ def _rich_table(rows: list[VerdictRow], expanded: bool) -> Group:
     return Group(table, RichMarkdown(below)) if below else Group(table)
 
 
-def overview_parts(d: TaskDetails, notes: list[str]) -> list[str | list[VerdictRow]]:
+def code_block(text: str, lexer: str = "") -> str:
+    """`text` verbatim as a fenced markdown block, its fence longer than any backtick run in it."""
+    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
+    fence = "`" * max(3, longest + 1)
+    return f"{fence}{lexer}\n{text}\n{fence}"
+
+
+def _counted(n: int, what: str) -> str:
+    return f"{n} {what}{'s' if n != 1 else ''}"
+
+
+def prompt_changes_lines(task: Task, changes: list[VariantPrompt], expanded: bool) -> list[str]:
+    """Per variant whose prompt differed, the sentences it added (+) to and dropped (-) from the
+    shared prompt, as stored: with them the reviewer reads the prompt that variant's agents saw.
+    The first PROMPT_PREVIEW of each, or all when `expanded`."""
+    shared = "the prompt above" if task.source == "runs" else "the prompt the variants share"
+    lines = []
+    for change in changes:
+        counts = " and ".join(f"{_counted(len(s), 'sentence')} {what}" for s, what in (
+            (change.added, "added"), (change.dropped, "dropped")) if s)
+        diff, more = [], 0
+        for sign, sentences in (("+", change.added), ("-", change.dropped)):
+            shown = sentences if expanded else sentences[:PROMPT_PREVIEW]
+            diff += [f"{sign} {s}" for s in shown]
+            more += len(sentences) - len(shown)
+        if more:
+            diff.append(f"… {_counted(more, 'more sentence')} (e: expand)")
+        lines += [f"### Prompt of variant {change.variant}",
+                  f"*Its agents saw {shared} with {counts}:*", "",
+                  code_block("\n".join(diff), "diff"), ""]
+    return lines
+
+
+def overview_parts(d: TaskDetails, notes: list[str], expanded: bool = False
+                   ) -> list[str | list[VerdictRow]]:
     """The overview as markdown pieces with each criterion's verdict rows between them."""
     t = d.task
     parts: list[str | list[VerdictRow]] = []
     lines = [f"## {t.name}", f"*{t.domain}* · world `{t.world_id}` · `{t.id}`", "",
              f"**{findings_summary(d)}**" + (" (Findings tab, F3)" if d.findings else ""), "",
-             "### Prompt", t.prompt, ""]
+             "### Prompt", t.prompt, "", *prompt_changes_lines(t, d.prompt_changes, expanded)]
     if d.suggestion:
         lines += [f"> **Suggestion** ({d.suggestion.get('model')}): "
                   f"**{d.suggestion.get('label')}**, {d.suggestion.get('reasons', '')}", ""]
@@ -144,13 +179,13 @@ def overview_parts(d: TaskDetails, notes: list[str]) -> list[str | list[VerdictR
 def overview(d: TaskDetails, notes: list[str], expanded: bool = False) -> str:
     """The overview as markdown (for a model's triage prompt and for tests)."""
     return "\n\n".join(p if isinstance(p, str) else _markdown_table(p, expanded)
-                       for p in overview_parts(d, notes))
+                       for p in overview_parts(d, notes, expanded))
 
 
 def overview_renderable(d: TaskDetails, notes: list[str], expanded: bool = False) -> Group:
     """The overview for the terminal: markdown, with the verdict tables in colour."""
     return Group(*(RichMarkdown(p) if isinstance(p, str) else _rich_table(p, expanded)
-                   for p in overview_parts(d, notes)))
+                   for p in overview_parts(d, notes, expanded)))
 
 
 def finding_option(f: Finding, task: Task, mark: str) -> Group:
