@@ -296,6 +296,18 @@ def _prompt_choice(prompt: str, body: str) -> bool:
     return False
 
 
+def not_numeric_reason(body: str, prompt: str) -> str | None:
+    """Why a criterion's claim is not a number (a yes/no answer, a conclusion, a choice or named
+    entity), or None; `body` is the criterion with its tolerance clauses removed."""
+    if YES_NO.search(body):
+        return "the criterion's claim is a yes/no answer, not a number"
+    if CONCLUSION.search(body):
+        return "the criterion's claim is a conclusion, not a number"
+    if CHOICE.search(body) or SUPERLATIVE_CHOICE.search(body) or _prompt_choice(prompt, body):
+        return "the criterion's claim is a choice or a named entity, not a number"
+    return None
+
+
 @functools.lru_cache(maxsize=4096)
 def read_claim(criterion: str, prompt: str) -> Claim:
     body, tolerance_text = split_criterion(criterion)
@@ -311,13 +323,6 @@ def read_claim(criterion: str, prompt: str) -> Claim:
         subjects.append(frozenset(words - {_digits(t.text)} - unit_words))
         if not any(a <= t.start < b for a, b in spans):
             previous = t.end
-    not_numeric = None
-    if YES_NO.search(body):
-        not_numeric = "the criterion's claim is a yes/no answer, not a number"
-    elif CONCLUSION.search(body):
-        not_numeric = "the criterion's claim is a conclusion, not a number"
-    elif CHOICE.search(body) or SUPERLATIVE_CHOICE.search(body) or _prompt_choice(prompt, body):
-        not_numeric = "the criterion's claim is a choice or a named entity, not a number"
     context = frozenset((q.dimension, round(q.value, 9))
                         for q in [*conditions, *find_quantities(prompt)])
     return Claim(
@@ -325,7 +330,7 @@ def read_claim(criterion: str, prompt: str) -> Claim:
         tolerances=tuple(_range_tolerance(body, t, targets)
                          or tolerance_for(t, tolerance_text, prompt) for t in targets),
         subjects=tuple(subjects), names=names_in(body), context=context,
-        not_numeric=not_numeric,
+        not_numeric=not_numeric_reason(body, prompt),
         file_deliverable=bool(FILE_DELIVERABLE.search(prompt)) and not REPLY_HERE.search(prompt),
         limit=bool(LIMIT_WORDS.search(body)),
         levels=tuple(not CHANGE_BEFORE.search(body, max(0, t.start - 24), t.start)

@@ -12,12 +12,9 @@ from functools import lru_cache
 from pathlib import PurePosixPath
 
 from rubric_audit.checks.code_grade import (
-    CHOICE,
-    CONCLUSION,
-    SUPERLATIVE_CHOICE,
-    YES_NO,
     criterion_targets,
     grade_numeric,
+    not_numeric_reason,
     read_claim,
     split_criterion,
     tolerance_for,
@@ -147,9 +144,7 @@ def criterion_restates_premise(task: Task, world: WorldContents) -> Iterator[Fin
 
 def _claims_an_answer(body: str, prompt: str) -> bool:
     """A yes/no answer, a conclusion, a choice or named entity, or a comparison."""
-    return bool(read_claim(body, prompt).not_numeric or YES_NO.search(body)
-                or CONCLUSION.search(body) or CHOICE.search(body)
-                or SUPERLATIVE_CHOICE.search(body) or COMPARATIVE.search(body))
+    return bool(not_numeric_reason(body, prompt) or COMPARATIVE.search(body))
 
 
 def criterion_terms_absent_from_world(task: Task, world: WorldContents) -> Iterator[Finding]:
