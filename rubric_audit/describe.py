@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from rubric_audit.checks.code_grade import criterion_targets, split_criterion
+from rubric_audit.checks.code_grade import criterion_targets
 from rubric_audit.checks.numbers import Quantity
 from rubric_audit.model import Finding, Task
 
@@ -45,7 +45,7 @@ def criterion_target(task: Task | None, criterion_id: str | None) -> Quantity | 
     criterion = task.criterion(criterion_id) if task and criterion_id else None
     if criterion is None:
         return None
-    targets = criterion_targets(split_criterion(criterion.text)[0])[0]
+    targets = criterion_targets(criterion.text)
     return targets[0] if targets else None
 
 

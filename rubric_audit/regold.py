@@ -227,8 +227,8 @@ def compare(task: Task, criterion_id: str, label: str, value: float) -> Recomput
     """The recomputed value against the criterion's target and the gold's statement of it."""
     criterion = task.criterion(criterion_id)
     assert criterion is not None
-    body, tolerance_text = split_criterion(criterion.text)
-    targets = criterion_targets(body)[0]
+    _, tolerance_text = split_criterion(criterion.text)
+    targets = criterion_targets(criterion.text)
     if not targets:
         return Recomputed(criterion_id=criterion_id, label=label, value=value)
     target = targets[0]

@@ -159,10 +159,16 @@ def split_criterion(text: str) -> tuple[str, str]:
     return text, " ".join(clauses)
 
 
-def criterion_targets(text: str) -> tuple[list[Quantity], list[Quantity]]:
+def criterion_targets(criterion: str) -> list[Quantity]:
+    """The quantities a criterion's text asks for (after its last copula), its tolerance clauses
+    set aside."""
+    return _targets_and_conditions(split_criterion(criterion)[0])[0]
+
+
+def _targets_and_conditions(body: str) -> tuple[list[Quantity], list[Quantity]]:
     """(targets, condition quantities) of a criterion with its tolerance clauses removed."""
-    copulas = list(COPULA.finditer(text))
-    found = find_quantities(text)
+    copulas = list(COPULA.finditer(body))
+    found = find_quantities(body)
     if not copulas:
         return found, []
     cut = copulas[-1].end()
@@ -311,7 +317,7 @@ def not_numeric_reason(body: str, prompt: str) -> str | None:
 @functools.lru_cache(maxsize=4096)
 def read_claim(criterion: str, prompt: str) -> Claim:
     body, tolerance_text = split_criterion(criterion)
-    targets, conditions = criterion_targets(body)
+    targets, conditions = _targets_and_conditions(body)
     spans = [(a.start, b.end) for a, b in find_ranges(body, targets)]
     subjects = []
     previous = 0

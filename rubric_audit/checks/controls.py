@@ -131,8 +131,8 @@ def make_controls(task: Task) -> list[Control]:
     for criterion in task.criteria:
         if is_negative(criterion.text):
             continue
-        body, tolerance_text = split_criterion(criterion.text)
-        targets = criterion_targets(body)[0]
+        _, tolerance_text = split_criterion(criterion.text)
+        targets = criterion_targets(criterion.text)
         places: list[Quantity] = []
         if targets:
             tolerance = tolerance_for(targets[0], tolerance_text, task.prompt)

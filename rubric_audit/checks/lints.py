@@ -43,18 +43,13 @@ def _finding(task: Task, check: str, severity: str, message: str,
                    check=check, severity=severity, message=message, evidence=evidence)
 
 
-def _targets(criterion: Criterion) -> list[Quantity]:
-    body, _ = split_criterion(criterion.text)
-    return criterion_targets(body)[0]
-
-
 def criterion_contradicts_explanation(task: Task, world: WorldContents) -> Iterator[Finding]:
     """The criterion's value is not the value its own explanation arrives at."""
     for criterion in task.criteria:
         if not criterion.explanation:
             continue
         _, tolerance_text = split_criterion(criterion.text)
-        for target in _targets(criterion):
+        for target in criterion_targets(criterion.text):
             explained = [q for q in find_quantities(criterion.explanation)
                          if q.compatible(target)]
             equals = criterion.explanation.rfind("=")
@@ -97,7 +92,7 @@ def criteria_conflict_on_quantity(task: Task, world: WorldContents) -> Iterator[
     """Two criteria require different values for the same quantity."""
     seen: list[tuple[Criterion, Quantity, set[str]]] = []
     for criterion in task.criteria:
-        for target in _targets(criterion):
+        for target in criterion_targets(criterion.text):
             label = _label(criterion, target)
             for other, other_target, other_label in seen:
                 same = label and label == other_label and target.compatible(other_target)
@@ -206,12 +201,13 @@ def numeric_criterion_without_tolerance(task: Task, world: WorldContents) -> Ite
     """
     for criterion in task.criteria:
         body, tolerance_text = split_criterion(criterion.text)
-        if read_claim(criterion.text, task.prompt).not_numeric or STATUTORY.search(body):
+        claim = read_claim(criterion.text, task.prompt)
+        if claim.not_numeric or STATUTORY.search(body):
             continue
         explained = split_criterion(criterion.explanation)[1] if criterion.explanation else ""
         stated = " ".join(t for t in (tolerance_text, explained,
                                       _accepts(criterion.explanation)) if t)
-        for target in criterion_targets(body)[0]:
+        for target in claim.targets:
             if target.dimension == "plain" and target.noun and not target.decimals:
                 continue  # a whole count or duration is exact
             tolerance = tolerance_for(target, stated, task.prompt)
