@@ -1,20 +1,33 @@
 """Precision and coverage of the deterministic checks on the labelled corpus (tests/corpus).
 
     python bench/check_precision.py [--corpus tests/corpus] [--no-write] [--by-class]
+    python bench/check_precision.py --corpus tests/corpus/holdoutN --first-measurement
 
 Prints, per check, how many cases it spoke on and how often rightly (the code checker: decided
 cases and agreement with the expert verdict; judge-vs-code and lint checks: findings and true
 findings), and writes the numbers to rubric_audit/checks/precision.json, which the audit reads to
 give each finding its check's confidence. --by-class splits the code checker by failure class.
+--first-measurement records a new held-out set's numbers in precision_unseen.json instead, once:
+run it before anyone has looked at a result on that set, and never again for it.
 """
 
 from __future__ import annotations
 
 import argparse
+import datetime
+import subprocess
 from collections import Counter
 from pathlib import Path
 
-from rubric_audit.checks.precision import DATA, _cases, code_verdict, measure, write
+from rubric_audit.checks.precision import (
+    DATA,
+    UNSEEN,
+    _cases,
+    code_verdict,
+    first_measurement,
+    measure,
+    write,
+)
 
 ROOT = Path(__file__).resolve().parents[1]
 
@@ -28,6 +41,8 @@ def main() -> None:
     parser.add_argument("--corpus", type=Path, default=ROOT / "tests/corpus")
     parser.add_argument("--no-write", action="store_true")
     parser.add_argument("--by-class", action="store_true")
+    parser.add_argument("--first-measurement", action="store_true",
+                        help="record this held-out set's first measurement (once per set)")
     args = parser.parse_args()
     measured = measure(args.corpus)
     print(f"{'check':40} {'cases':>6} {'fired':>6} {'right':>6} {'precision':>9} {'coverage':>8}")
@@ -44,7 +59,17 @@ def main() -> None:
         for cls in sorted({c for c, _ in counts}):
             right, wrong, na = (counts[(cls, o)] for o in ("right", "wrong", "n/a"))
             print(f"  {cls:20} right {right:3}  wrong {wrong:3}  n/a {na:3}")
-    if not args.no_write:
+    if args.first_measurement:
+        commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
+                                capture_output=True).stdout.strip() or "unknown"
+        try:
+            first_measurement(args.corpus.resolve().name, measured, commit,
+                              datetime.date.today().isoformat())
+        except ValueError as exc:
+            raise SystemExit(f"not recorded: {exc}") from None
+        print(f"recorded the first measurement of {args.corpus.name} in "
+              f"{UNSEEN.relative_to(ROOT)}")
+    elif not args.no_write:
         write(measured)
         print(f"wrote {DATA.relative_to(ROOT)}")
 

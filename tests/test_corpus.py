@@ -1,6 +1,7 @@
 """The deterministic checks against the labelled corpus (tests/corpus): precision floors per check,
-and the precision the audit ships (rubric_audit/checks/precision.json) equal to what the corpus
-measures now, so every finding's stated confidence is true."""
+the precision the audit ships (rubric_audit/checks/precision.json) equal to what the corpus
+measures now, and the first measurement of every held-out set kept and trusted over it
+(precision_unseen.json), so every finding's stated confidence is true."""
 
 from __future__ import annotations
 
@@ -10,7 +11,16 @@ from pathlib import Path
 
 import pytest
 
-from rubric_audit.checks.precision import CODE_CHECKER, TRUSTED, calibrate, load, measure
+from rubric_audit.checks.precision import (
+    CODE_CHECKER,
+    TRUSTED,
+    UNSEEN,
+    calibrate,
+    first_measurement,
+    load,
+    load_unseen,
+    measure,
+)
 from rubric_audit.model import Finding
 
 CORPUS = Path(__file__).parent / "corpus"
@@ -74,8 +84,8 @@ def test_a_check_under_the_floor_speaks_only_as_info(measured) -> None:
                       severity="warning", message="m")
     shaky = {**measured, "criterion_restates_premise": replace(
         measured["criterion_restates_premise"], correct=0)}
-    [trusted] = calibrate([finding], measured)
-    [lowered] = calibrate([finding], shaky)
+    [trusted] = calibrate([finding], measured, {})
+    [lowered] = calibrate([finding], shaky, {})
     assert trusted.severity == "warning" and lowered.severity == "info"
     assert trusted.evidence["confidence"]["corpus_precision"] == pytest.approx(
         measured["criterion_restates_premise"].precision, abs=1e-4)
@@ -100,4 +110,50 @@ def test_the_audit_states_each_checks_findings_and_corpus_precision(tmp_path: Pa
                 (tmp_path / "out" / "findings.jsonl").read_text().splitlines()]
     lints = [f for f in findings if f["check"] == "numeric_criterion_without_tolerance"]
     assert lints and all(f["evidence"]["confidence"]["corpus_cases"] > 0 for f in lints)
-    assert "corpus precision" in (tmp_path / "out" / "report.md").read_text()
+    unseen = load_unseen()
+    for check, record in unseen.items():
+        assert rows[check]["unseen_precision"] == pytest.approx(record.precision)
+        assert rows[check]["unseen_fired"] == record.fired
+    report = (tmp_path / "out" / "report.md").read_text()
+    assert "precision on unseen cases" in report and "on the tuning corpus" in report
+
+
+def test_every_held_out_set_has_its_first_measurement() -> None:
+    """A held-out set counts only once it is measured, before anyone looked at its results."""
+    recorded = json.loads(UNSEEN.read_text(encoding="utf-8"))
+    held_out = {p.name for p in CORPUS.glob("holdout*") if p.is_dir()}
+    assert held_out and held_out <= set(recorded), held_out - set(recorded)
+    for name, record in recorded.items():
+        assert record["commit"] and record["date"], name
+        assert set(record["checks"]) == set(FLOORS), name
+
+
+def test_a_first_measurement_is_never_replaced(tmp_path: Path, held_out) -> None:
+    path = tmp_path / "unseen.json"
+    first_measurement("holdout", held_out, "abc1234", "2026-11-30", path)
+    before = path.read_bytes()
+    better = {k: replace(v, correct=v.fired) for k, v in held_out.items()}
+    with pytest.raises(ValueError, match="first measured at abc1234"):
+        first_measurement("holdout", better, "def5678", "2026-12-01", path)
+    assert path.read_bytes() == before
+    first_measurement("holdout2", better, "def5678", "2026-12-01", path)
+    pooled = load_unseen(path)
+    assert pooled[CODE_CHECKER].fired == 2 * held_out[CODE_CHECKER].fired
+    assert pooled[CODE_CHECKER].correct == (held_out[CODE_CHECKER].correct
+                                             + held_out[CODE_CHECKER].fired)
+
+
+def test_unseen_precision_decides_the_severity(measured) -> None:
+    """A check perfect on the corpus it was tuned on but unsure on unseen cases speaks as info;
+    without an unseen record the corpus decides."""
+    check = "judge_credited_hedge"
+    finding = Finding(task_id="t", criterion_id="c", check=check, severity="warning", message="m")
+    unsure = {check: replace(measured[check], fired=4, correct=2)}
+    [lowered] = calibrate([finding], measured, unsure)
+    [kept] = calibrate([finding], measured, {})
+    assert measured[check].precision >= TRUSTED
+    assert lowered.severity == "info" and kept.severity == "warning"
+    assert lowered.evidence["confidence"]["unseen_precision"] == 0.5
+    assert lowered.evidence["confidence"]["corpus_precision"] == pytest.approx(
+        measured[check].precision, abs=1e-4)
+    assert "unseen_precision" not in kept.evidence["confidence"]

@@ -1,9 +1,13 @@
-"""How far each deterministic check can be trusted: its precision measured on the labelled corpus.
+"""How far each deterministic check can be trusted: its precision measured on labelled cases.
 
 `measure(corpus)` grades every case of `tests/corpus` (README there) with the code checker and
 runs the static checks on the lint cases; `bench/check_precision.py` prints the result and writes
-it to `precision.json` beside this module, which the audit reads (`load()`). A finding carries its
-check's measured precision (`calibrate`), and a check whose precision on the corpus is under
+it to `precision.json` beside this module, which the audit reads (`load()`). The rules were tuned
+on that corpus, so its numbers are an upper bound. Held-out sets written without reading the rules
+(`tests/corpus/holdout*`) are measured once, before anyone looks at a case, and that first
+measurement is kept in `precision_unseen.json` (`load_unseen()` pools them): it is the estimate
+for benchmarks the project has never seen, and it is the one a check is trusted by where it
+exists. A finding carries both (`calibrate`), and a check whose trusted precision is under
 `TRUSTED` speaks only as `info`: a reviewer who meets false alarms stops reading.
 """
 
@@ -19,6 +23,7 @@ from rubric_audit.model import Attempt, Criterion, CriterionGrade, Finding, Task
 
 TRUSTED = 0.9
 DATA = Path(__file__).with_name("precision.json")
+UNSEEN = Path(__file__).with_name("precision_unseen.json")
 CODE_CHECKER = "code_checker"
 LINT_CHECKS = ("criterion_restates_premise", "numeric_criterion_without_tolerance")
 
@@ -44,6 +49,10 @@ class CheckPrecision:
     @property
     def coverage(self) -> float | None:
         return self.fired / self.cases if self.cases else None
+
+    def plus(self, other: CheckPrecision) -> CheckPrecision:
+        return CheckPrecision(self.check, self.cases + other.cases, self.fired + other.fired,
+                              self.correct + other.correct, self.missed + other.missed)
 
 
 def _cases(corpus: Path, kind: str) -> list[dict]:
@@ -117,18 +126,58 @@ def load(path: Path = DATA) -> dict[str, CheckPrecision]:
             for name, row in json.loads(path.read_text(encoding="utf-8")).items()}
 
 
-def calibrate(findings: Iterable[Finding],
-              measured: dict[str, CheckPrecision] | None = None) -> Iterator[Finding]:
-    """Findings with their check's corpus precision in the evidence; a check measured under
-    TRUSTED is lowered to info."""
+def first_measurement(name: str, measured: dict[str, CheckPrecision], commit: str, date: str,
+                      path: Path = UNSEEN) -> None:
+    """Record the first measurement of the held-out set `name`; a set is measured first only
+    once, so an existing record is never replaced (ValueError)."""
+    sets = json.loads(path.read_text(encoding="utf-8")) if path.is_file() else {}
+    if name in sets:
+        raise ValueError(f"{name} was first measured at {sets[name]['commit']} on "
+                         f"{sets[name]['date']}; a later measurement is not a first one")
+    sets[name] = {"commit": commit, "date": date,
+                  "checks": {check: asdict(p) for check, p in sorted(measured.items())}}
+    path.write_text(json.dumps(sets, indent=1, sort_keys=True) + "\n", encoding="utf-8")
+
+
+def load_unseen(path: Path = UNSEEN) -> dict[str, CheckPrecision]:
+    """Per check, the first measurements of every held-out set pooled (empty if none)."""
+    if not path.is_file():
+        return {}
+    pooled: dict[str, CheckPrecision] = {}
+    for record in json.loads(path.read_text(encoding="utf-8")).values():
+        for check, row in record["checks"].items():
+            first = CheckPrecision(**row)
+            pooled[check] = pooled[check].plus(first) if check in pooled else first
+    return pooled
+
+
+def trusted(corpus: CheckPrecision | None, unseen: CheckPrecision | None) -> float | None:
+    """The precision a check is trusted by: on unseen cases where it spoke there, else on the
+    corpus it was tuned on."""
+    if unseen is not None and unseen.precision is not None:
+        return unseen.precision
+    return None if corpus is None else corpus.precision
+
+
+def calibrate(findings: Iterable[Finding], measured: dict[str, CheckPrecision] | None = None,
+              unseen: dict[str, CheckPrecision] | None = None) -> Iterator[Finding]:
+    """Findings with their check's measured precision in the evidence (corpus and unseen); a
+    check trusted under TRUSTED is lowered to info."""
     measured = load() if measured is None else measured
+    unseen = load_unseen() if unseen is None else unseen
     for finding in findings:
-        record = measured.get(finding.check)
-        if record is None or record.precision is None:
+        corpus, held_out = measured.get(finding.check), unseen.get(finding.check)
+        precision = trusted(corpus, held_out)
+        if precision is None:
             yield finding
             continue
-        severity = finding.severity if record.precision >= TRUSTED else "info"
-        evidence = {**finding.evidence, "confidence": {
-            "corpus_precision": round(record.precision, 4), "corpus_findings": record.fired,
-            "corpus_cases": record.cases}}
+        confidence = {}
+        if corpus is not None and corpus.precision is not None:
+            confidence |= {"corpus_precision": round(corpus.precision, 4),
+                           "corpus_findings": corpus.fired, "corpus_cases": corpus.cases}
+        if held_out is not None and held_out.precision is not None:
+            confidence |= {"unseen_precision": round(held_out.precision, 4),
+                           "unseen_findings": held_out.fired, "unseen_cases": held_out.cases}
+        severity = finding.severity if precision >= TRUSTED else "info"
+        evidence = {**finding.evidence, "confidence": confidence}
         yield finding.model_copy(update={"severity": severity, "evidence": evidence})

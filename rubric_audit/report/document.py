@@ -4,13 +4,14 @@ rendered as markdown and as HTML, so the two always say the same."""
 from __future__ import annotations
 
 from dataclasses import dataclass, field
+from typing import Literal
 
 from rubric_audit.agreement import describe
-from rubric_audit.checks.precision import CODE_CHECKER
+from rubric_audit.checks.precision import CODE_CHECKER, TRUSTED
 from rubric_audit.describe import criterion_title, readable
 from rubric_audit.model import SEVERITY_ORDER, Finding, Task
 from rubric_audit.report.statistics import ScoreRow
-from rubric_audit.report.summary import AuditSummary
+from rubric_audit.report.summary import AuditSummary, CheckTrust
 from rubric_audit.scores import VariantScore
 from rubric_audit.stats import Interval
 
@@ -259,10 +260,18 @@ def _review_section(summary: AuditSummary) -> Section:
     return Section("Review results", blocks)
 
 
+def _measured(trust: CheckTrust | None, kind: Literal["unseen", "corpus"]) -> str:
+    """A check's precision on one kind of labelled cases, with its counts."""
+    if trust is None or (precision := getattr(trust, f"{kind}_precision")) is None:
+        return "not measured"
+    return (f"{precision:.0%} ({getattr(trust, f'{kind}_right')}/"
+            f"{getattr(trust, f'{kind}_fired')} on {getattr(trust, f'{kind}_cases')} cases)")
+
+
 def _precision_section(summary: AuditSummary) -> Section:
     """How far each check can be trusted, one row per check: its findings here, its precision
-    on the labelled corpus (`bench/check_precision.py`) and as reviewers measured it in the
-    review app (`c` confirmed, `x` false alarm)."""
+    on unseen held-out cases and on the corpus it was tuned on (`bench/check_precision.py`), and
+    as reviewers measured it in the review app (`c` confirmed, `x` false alarm)."""
     corpus = {t.check: t for t in summary.findings.precision}
     reviewed = {r.check: r for r in summary.statistics.finding_precision}
     rows = []
@@ -271,21 +280,24 @@ def _precision_section(summary: AuditSummary) -> Section:
         findings = "-" if check == CODE_CHECKER else str(t.findings if t else r.findings if r
                                                          else 0)
         rows.append([f"`{check}`", findings,
-                     "not measured" if t is None or t.corpus_precision is None else
-                     f"{t.corpus_precision:.0%} ({t.corpus_right}/{t.corpus_fired} on "
-                     f"{t.corpus_cases} cases)",
+                     _measured(t, "unseen"), _measured(t, "corpus"),
                      *([str(r.reviewed), f"{r.confirmed} / {r.false_alarms} / {r.disputed}",
                         interval(r.precision)] if r else ["0", "-", "n/a"])])
     judged = sum(r.reviewed for r in reviewed.values())
     return Section("Precision of each check", [
-        Text("How far each check can be trusted: its findings in this audit, its precision on "
-             "the labelled corpus (`python bench/check_precision.py`; for the code checker, "
-             "agreement with expert labels where it decides), and its precision from reviews: "
+        Text("How far each check can be trusted: its findings in this audit; its precision on "
+             "unseen cases, measured once on held-out sets written without reading the rules "
+             "(the estimate for a new benchmark, and the one a check is trusted by: under "
+             f"{TRUSTED:.0%} its findings are only info); its precision on the corpus its rules "
+             "were tuned on, an upper bound (`python bench/check_precision.py`; for the code "
+             "checker, agreement with expert labels where it decides); and its precision from "
+             "reviews: "
              "confirmed / (confirmed + false alarms) over its findings whose reviewers agree "
              "(`c` and `x` in the review app), with a 95% Wilson interval. "
              + (f"{judged} finding(s) reviewed so far." if judged
                 else "No finding has been reviewed yet.")),
-        Table(["check", "findings", "corpus precision", "reviewed",
+        Table(["check", "findings", "precision on unseen cases", "on the tuning corpus",
+               "reviewed",
                "confirmed / false alarms / disputed", "precision from reviews [95% CI]"],
               rows)])
 

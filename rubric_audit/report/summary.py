@@ -10,6 +10,7 @@ from pydantic import BaseModel
 
 from rubric_audit import __version__
 from rubric_audit.checks.controls import Control, control_outcome
+from rubric_audit.checks.precision import CheckPrecision, load_unseen
 from rubric_audit.checks.precision import load as load_precision
 from rubric_audit.checks.screen import Screen, gather, screen
 from rubric_audit.model import Attempt, CriterionGrade, Finding, Task
@@ -27,7 +28,8 @@ class UnavailableAttempt(BaseModel):
 
 class CheckTrust(BaseModel):
     """One check: the findings it made in this audit and how far it can be trusted. Corpus
-    numbers come from the labelled corpus (bench/check_precision.py); None if not measured."""
+    numbers come from the labelled corpus its rules were tuned on, unseen ones from the first
+    measurement of the held-out sets (bench/check_precision.py); None if not measured."""
 
     check: str
     findings: int
@@ -35,6 +37,10 @@ class CheckTrust(BaseModel):
     corpus_right: int | None = None
     corpus_fired: int | None = None
     corpus_cases: int | None = None
+    unseen_precision: float | None = None
+    unseen_right: int | None = None
+    unseen_fired: int | None = None
+    unseen_cases: int | None = None
 
 
 class FindingCounts(BaseModel):
@@ -138,15 +144,20 @@ def _unavailable(attempts: list[Attempt]) -> list[UnavailableAttempt]:
 
 def _counts(findings: list[Finding]) -> FindingCounts:
     by_check = Counter(f.check for f in findings)
-    measured = load_precision()
+    measured, unseen = load_precision(), load_unseen()
+
+    def numbers(prefix: str, m: CheckPrecision | None) -> dict[str, float | int | None]:
+        return {} if m is None else {f"{prefix}_precision": m.precision,
+                                     f"{prefix}_right": m.correct, f"{prefix}_fired": m.fired,
+                                     f"{prefix}_cases": m.cases}
+
     return FindingCounts(
         by_severity={s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")},
         by_check=dict(sorted(by_check.items())),
         precision=[CheckTrust(check=check, findings=by_check.get(check, 0),
-                              **({"corpus_precision": m.precision, "corpus_right": m.correct,
-                                  "corpus_fired": m.fired, "corpus_cases": m.cases}
-                                 if (m := measured.get(check)) else {}))
-                   for check in sorted(set(by_check) | set(measured))],
+                              **numbers("corpus", measured.get(check)),
+                              **numbers("unseen", unseen.get(check)))
+                   for check in sorted(set(by_check) | set(measured) | set(unseen))],
     )
 
 
