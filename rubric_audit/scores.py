@@ -7,6 +7,7 @@ criterion has no outcome, like an unavailable one: neither counts as a fail.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable
 from statistics import mean
 from typing import Literal
 
@@ -31,6 +32,18 @@ class VariantScore(BaseModel):
     unscored_attempts: int
     pass_at_1: float | None
     mean_criterion_score: float | None
+
+
+def scored_graders(graders: Iterable[str]) -> list[str]:
+    """The graders scores are computed for, by name: every grader but `code`, the code checker,
+    which is held against them rather than scored."""
+    return sorted(set(graders) - {"code"})
+
+
+def headline_grader(graders: Iterable[str]) -> str:
+    """The grader the report leads with and the review queues follow: `recorded` (the verdicts
+    the benchmark recorded) if present, else the first by name; "" when there is none."""
+    return min(graders, key=lambda g: (g != "recorded", g), default="")
 
 
 def attempt_outcome(task: Task, grades: list[CriterionGrade]) -> Outcome:

@@ -38,6 +38,7 @@ from rubric_audit.reviews import (
     review_queues,
     standing_entries,
 )
+from rubric_audit.scores import headline_grader, scored_graders
 from rubric_audit.store import open_audit
 from rubric_audit.workbook import Cell
 
@@ -73,8 +74,7 @@ class ReviewData:
         self.store = open_audit(Path(out) / "audit.db")
         self.reviewer = reviewer
         self.tasks = {t.id: t for t in self.store.tasks()}
-        graders = [g for g in self.store.graders() if g != "code"]
-        self.grader = "recorded" if "recorded" in graders else (graders[0] if graders else "")
+        self.grader = headline_grader(scored_graders(self.store.graders()))
         rows = self.store.attempt_rows()
         self.attempts_of: dict[str, list[str]] = defaultdict(list)
         for attempt_id, task_id, *_ in rows:

@@ -15,11 +15,10 @@ from rubric_audit.reviews import (
     FAILURE_LABELS,
     consensus,
     current_finding_verdicts,
-    current_labels,
     finding_key,
     review_queues,
 )
-from rubric_audit.scores import attempt_outcome, criterion_score
+from rubric_audit.scores import attempt_outcome, criterion_score, headline_grader
 from rubric_audit.stats import (
     DEFAULT_SEED,
     Interval,
@@ -197,15 +196,16 @@ def finding_precision(findings: list[Finding], log: list[tuple[int, FindingRevie
 
 
 def build_statistics(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGrade],
-                     findings: list[Finding], reviews: list[tuple[int, Review]],
+                     graders: list[str], findings: list[Finding],
+                     current: dict[str, dict[str, Review]], labels: dict[str, str | None],
                      achievable: set[str], finding_reviews: list[tuple[int, FindingReview]],
                      seed: int = DEFAULT_SEED) -> Statistics:
+    """`graders` are the scored graders; `current` is each reviewer's standing label per task and
+    `labels` their consensus (None where tied), folded once from the review log by the caller."""
     by_id = {t.id: t for t in tasks}
-    current = current_labels(reviews)
-    labels = {t: consensus(r) for t, r in current.items()}
     flagged = {f.task_id for f in findings if f.task_id and f.severity == "error"
                and f.check in TASK_DEFECT_CHECKS}
-    graders = sorted({g.grader for g in grades} - {"code"})
+    headline = headline_grader(graders)
     scores: list[ScoreRow] = []
     gaps: list[Gap] = []
     for grader in graders:
@@ -222,15 +222,14 @@ def build_statistics(tasks: list[Task], attempts: list[Attempt], grades: list[Cr
                                     _passes(option, ra, common, labels),
                                     _passes(option, rb, common, labels), seed)))
     return Statistics(seed=seed, options=OPTIONS, scores=scores, gaps=gaps,
-                      review=_review(by_id, attempts, grades, current, graders),
+                      review=_review(by_id, attempts, grades, current, labels, headline),
                       finding_precision=finding_precision(findings, finding_reviews),
-                      effort=_effort(by_id, attempts, grades, graders))
+                      effort=_effort(by_id, attempts, grades, headline))
 
 
 def _review(by_id: dict[str, Task], attempts: list[Attempt], grades: list[CriterionGrade],
-            current: dict[str, dict[str, Review]], graders: list[str]) -> ReviewResults:
-    labels = {t: consensus(r) for t, r in current.items()}
-    grader = "recorded" if "recorded" in graders else (graders[0] if graders else "")
+            current: dict[str, dict[str, Review]], labels: dict[str, str | None],
+            grader: str) -> ReviewResults:
     failures, passes = review_queues(
         by_id, [(a.id, a.task_id, a.state) for a in attempts],
         [(g.attempt_id, g.criterion_id, g.verdict) for g in grades if g.grader == grader])
@@ -249,8 +248,7 @@ def _review(by_id: dict[str, Task], attempts: list[Attempt], grades: list[Criter
 
 
 def _effort(by_id: dict[str, Task], attempts: list[Attempt], grades: list[CriterionGrade],
-            graders: list[str]) -> list[EffortRow]:
-    grader = "recorded" if "recorded" in graders else (graders[0] if graders else "")
+            grader: str) -> list[EffortRow]:
     by_attempt: dict[str, list[CriterionGrade]] = defaultdict(list)
     for g in grades:
         if g.grader == grader:

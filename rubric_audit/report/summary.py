@@ -16,7 +16,7 @@ from rubric_audit.checks.screen import Screen, gather, screen
 from rubric_audit.model import Attempt, CriterionGrade, Finding, Task
 from rubric_audit.report.statistics import Statistics, build_statistics, per_task
 from rubric_audit.reviews import FAILURE_LABELS, consensus, current_labels, disputed_tasks
-from rubric_audit.scores import VariantScore, score_variants
+from rubric_audit.scores import VariantScore, headline_grader, score_variants, scored_graders
 from rubric_audit.stats import Interval, proportion
 from rubric_audit.store import AuditStore, ControlGrade
 
@@ -161,13 +161,13 @@ def _counts(findings: list[Finding]) -> FindingCounts:
     )
 
 
-def _code_checker(grades: list[CriterionGrade]) -> CodeChecker:
+def _code_checker(grades: list[CriterionGrade], graders: list[str]) -> CodeChecker:
     code = {(g.attempt_id, g.criterion_id): g for g in grades if g.grader == "code"}
     decided = {k: g.verdict for k, g in code.items() if g.verdict in ("pass", "fail")}
     reasons = Counter(re.sub(r"near .*", "near the target", g.rationale)
                       for g in code.values() if g.verdict == "not_applicable")
     agreement = []
-    for grader in sorted({g.grader for g in grades} - {"code"}):
+    for grader in graders:
         pairs = [(decided[(g.attempt_id, g.criterion_id)], g.verdict) for g in grades
                  if g.grader == grader and (g.attempt_id, g.criterion_id) in decided
                  and g.verdict in ("pass", "fail")]
@@ -269,8 +269,8 @@ def _task_outcomes(tasks: list[Task], attempts: list[Attempt], grades: list[Crit
 
 def _failure_split(outcomes: list[TaskOutcomes], labels: dict[str, str],
                    unachievable: set[str]) -> FailureSplit:
-    """Failed (task, model) outcomes of the first grader (recorded if present), by label."""
-    grader = min((o.grader for o in outcomes), key=lambda g: (g != "recorded", g), default="")
+    """Failed (task, model) outcomes of the headline grader, by label."""
+    grader = headline_grader(o.grader for o in outcomes)
     failed = [t for o in outcomes if o.grader == grader for t, v in o.tasks.items()
               if v == "fail"]
     groups = [labels.get(t) if labels.get(t) in FAILURE_LABELS else "unreviewed" for t in failed]
@@ -306,20 +306,20 @@ def build_summary(store: AuditStore, threshold: float = 0.5,
     tasks, attempts, grades = store.tasks(), store.attempts(), store.grades()
     controls, control_grades = store.controls(), store.control_grades()
     findings = store.findings()
-    graders = sorted({g.grader for g in grades} - {"code"})
+    graders = scored_graders(g.grader for g in grades)
     graded = _current(controls, control_grades)
     gold = _oracle(controls, graded, ("gold",), broken_when="fail")
     gold.update({f.task_id: "fail" for f in findings if f.check == "gold_recompute_mismatch"
                  and f.task_id})  # the workbook, with the task's inputs, disagrees: broken oracle
     null = _oracle(controls, graded, ("null", "refusal"), broken_when="pass")
-    screen_grader = "recorded" if "recorded" in graders else (graders[0] if graders else "")
     achievable = _achievable(tasks, attempts, grades, graders, gold, null)
     excluded = {t for ids in achievable.excluded.values() for t in ids}
     achievable_ids = {t.id for t in tasks} - excluded
     outcomes = _task_outcomes(tasks, attempts, grades, graders, excluded)
     current = current_labels(store.reviews())
-    labels = {t: label for t, by in current.items() if (label := consensus(by))}
-    evidence = gather(tasks, attempts, grades, findings, gold, null, screen_grader)
+    consensus_labels = {t: consensus(by) for t, by in current.items()}
+    labels = {t: label for t, label in consensus_labels.items() if label}
+    evidence = gather(tasks, attempts, grades, findings, gold, null, headline_grader(graders))
     return AuditSummary(
         tool_version=__version__,
         schema_version=store.schema_version,
@@ -338,11 +338,11 @@ def build_summary(store: AuditStore, threshold: float = 0.5,
         review_labels=labels,
         disputed_tasks=sorted(disputed_tasks(current)),
         unavailable=_unavailable(attempts),
-        code_checker=_code_checker(grades),
+        code_checker=_code_checker(grades, graders),
         controls=_control_counts(controls, graded),
         screen=screen(evidence, threshold),
         alarms=_alarms(tasks, controls, control_grades),
-        statistics=build_statistics(tasks, attempts, grades, findings, store.reviews(),
-                                    achievable_ids, store.finding_reviews()),
+        statistics=build_statistics(tasks, attempts, grades, graders, findings, current,
+                                    consensus_labels, achievable_ids, store.finding_reviews()),
         findings=_counts(findings),
     )
