@@ -3,14 +3,16 @@ every reviewer labelled, for one group of tasks (the failure queue, or the pass 
 number of tasks behind each figure and the tasks where reviewers disagree.
 
 Kappa is undefined when every label is the same category; it is reported as 1.0 (the reviewers
-agree on every shared task) so a unanimous queue does not read as missing.
+agree on every shared task) so a unanimous queue does not read as missing. Both kappas are
+computed in numpy, as statsmodels computes them (tests compare the two bit for bit), so writing a
+report never imports statsmodels.
 """
 
 from __future__ import annotations
 
 import itertools
-import warnings
 
+import numpy as np
 from pydantic import BaseModel
 
 from rubric_audit.model import Review
@@ -37,35 +39,43 @@ class GroupAgreement(BaseModel):
     disagreements: list[Disagreement]
 
 
-def _codes(shared: list[dict[str, Review]], reviewers: list[str]) -> tuple[list[list[int]], int]:
-    categories = sorted({by[r].label or "" for by in shared for r in reviewers})
-    return [[categories.index(by[r].label or "") for r in reviewers] for by in shared], \
-        len(categories)
+def _codes(shared: list[dict[str, Review]], reviewers: list[str]) -> tuple[np.ndarray, int]:
+    """Each shared task's labels as category numbers (task × reviewer), categories in label
+    order, and how many categories there are."""
+    categories, codes = np.unique([[by[r].label or "" for r in reviewers] for by in shared],
+                                  return_inverse=True)
+    return codes.reshape(len(shared), len(reviewers)), len(categories)
 
 
 def _cohen(shared: list[dict[str, Review]], pair: list[str]) -> float | None:
+    """Cohen's kappa of two reviewers: observed agreement against the agreement their own label
+    shares give by chance (statsmodels' cohens_kappa, step for step)."""
     if not shared:
         return None
     codes, n = _codes(shared, pair)
     if n == 1:
         return 1.0
-    from statsmodels.stats.inter_rater import cohens_kappa  # only when there is a kappa to compute
-
-    table = [[sum(1 for a, b in codes if a == i and b == j) for j in range(n)] for i in range(n)]
-    with warnings.catch_warnings():  # its z-statistic divides by zero on small tables
-        warnings.simplefilter("ignore", RuntimeWarning)
-        return float(cohens_kappa(table).kappa)
+    first, second = codes.T
+    observed = np.mean(first == second)
+    chance = np.sum(np.bincount(first, minlength=n) / len(codes)
+                    * (np.bincount(second, minlength=n) / len(codes)))
+    return float((observed - chance) / (1 - chance))
 
 
 def _fleiss(shared: list[dict[str, Review]], reviewers: list[str]) -> float | None:
+    """Fleiss' kappa: the mean agreement among reviewers per task against the agreement the
+    pooled label shares give by chance (statsmodels' fleiss_kappa, step for step)."""
     if not shared:
         return None
     codes, n = _codes(shared, reviewers)
     if n == 1:
         return 1.0
-    from statsmodels.stats.inter_rater import aggregate_raters, fleiss_kappa
-
-    return float(fleiss_kappa(aggregate_raters(codes)[0]))
+    raters = len(reviewers)
+    counts = (codes[:, :, None] == np.arange(n)).sum(axis=1)  # task × category
+    shares = counts.sum(axis=0) / counts.sum()
+    per_task = ((counts * counts).sum(axis=1) - raters) / (raters * (raters - 1.0))
+    observed, chance = per_task.mean(), (shares * shares).sum()
+    return float((observed - chance) / (1 - chance))
 
 
 def group_agreement(group: str, labels: dict[str, dict[str, Review]], tasks: list[str],
