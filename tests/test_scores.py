@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 
 from rubric_audit.model import Attempt, Criterion, CriterionGrade, Task
-from rubric_audit.scores import attempt_outcome, score_variants
+from rubric_audit.scores import attempt_outcome, headline_grader, score_variants, scored_graders
 
 
 def _task(task_id: str, weights: tuple[float, ...] = (1.0, 1.0)) -> Task:
@@ -50,3 +50,11 @@ def test_only_the_chosen_grader_counts() -> None:
     judge = [g.model_copy(update={"grader": "judge:x"}) for g in _grades(a, "fail", "fail")]
     [score] = score_variants([task], [a], [*_grades(a, "pass", "pass"), *judge])
     assert score.pass_at_1 == 1.0
+
+
+def test_the_headline_grader_is_recorded_if_present_else_the_first_scored_by_name() -> None:
+    assert scored_graders(["judge:b", "code", "judge:a", "judge:b"]) == ["judge:a", "judge:b"]
+    assert headline_grader(["judge:b", "recorded", "judge:a"]) == "recorded"
+    assert headline_grader(scored_graders(["judge:b", "code", "judge:a"])) == "judge:a"
+    assert headline_grader(["judge:b", "judge:a"]) == "judge:a", "by name, not by position"
+    assert headline_grader(scored_graders(["code"])) == ""
