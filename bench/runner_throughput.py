@@ -8,6 +8,10 @@ the ideal (calls x latency / concurrency) and their ratio (target with --process
 processes included: when that times the attempts exceeds the ideal, the run is CPU-bound and the
 ratio is set by per-call work, not by waiting. The fake provider runs in a separate process so
 that its work is not charged to the runner.
+
+It also measures the model library alone on this machine: the same calls through `llm.complete`
+(litellm) with the runner's tools and no workspace. Three of those are the floor of an attempt's
+CPU, whatever the runner does; the rest is the runner's own (workspace session, MCP, files).
 """
 
 from __future__ import annotations
@@ -27,7 +31,7 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rubric_audit.llm import ModelConfig
+from rubric_audit.llm import ModelConfig, complete
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.runner import Budget, Runner
 from rubric_audit.variants import make_variant
@@ -84,6 +88,7 @@ def main() -> None:
                         ModelConfig(model=model, api_base=url, api_key="sk-test"), Budget())
         todo, _ = runner.plan(bench.tasks, 1)
         anyio.run(runner.run, todo[:1], 1)  # warm up: imports and first connection
+        per_call = _model_library_alone(runner, len(todo) - 1, args.concurrency)
         start, cpu_start = time.perf_counter(), _cpu()
         states = runner.run_in_processes(todo[1:], args.concurrency, args.processes)
         wall, cpu = time.perf_counter() - start, _cpu() - cpu_start
@@ -98,7 +103,32 @@ def main() -> None:
     print(f"runner cpu={cpu:.2f}s: {cpu / attempts * 1000:.1f} ms per attempt (target <= 20), "
           f"{cpu / calls * 1000:.1f} ms per model call, workspace included; the fake provider "
           f"runs in its own process")
+    print(f"model library alone: {per_call * 1000:.1f} ms CPU per call, so {3 * per_call * 1000:.1f} "
+          f"ms of each attempt; the runner's own work: "
+          f"{(cpu / attempts - 3 * per_call) * 1000:.1f} ms per attempt")
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
+
+
+def _model_library_alone(runner: Runner, calls: int, concurrency: int) -> float:
+    """CPU seconds per `llm.complete` call with the runner's tools and a one-turn conversation,
+    `calls` of them `concurrency` at a time, in this process (no workspace, no files)."""
+    messages = [{"role": "system", "content": runner.variant.system_prompt},
+                {"role": "user", "content": "What is the budget?"}]
+
+    async def calls_at_once() -> None:
+        limiter = anyio.CapacityLimiter(concurrency)
+
+        async def one() -> None:
+            async with limiter:
+                await complete(runner.model, messages, tools=runner.tools)
+
+        async with anyio.create_task_group() as group:
+            for _ in range(calls):
+                group.start_soon(one)
+
+    start = _cpu()
+    anyio.run(calls_at_once)
+    return (_cpu() - start) / calls
 
 
 def _cpu() -> float:

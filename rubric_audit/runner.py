@@ -112,18 +112,22 @@ class Runner:
         self.model = model
         self.budget = budget
         self.folder = Path(runs) / variant.name
-        self._tools: list[dict[str, Any]] | None = None
+        # The workspace tools and final_answer as model tools, known after the first session.
+        self.tools: list[dict[str, Any]] | None = None
+        # Every session's server answers the protocol handshake alike: the first session's
+        # answer is adopted by the rest instead of asking again.
+        self._discovered: Any = None
         # Each world read and parsed once per process, not once per attempt.
         self._worlds = WorldReader(bench, with_text=False)
 
     async def _agent_loop(self, task: Task, client: Any, messages: list[dict[str, Any]],
                           result: AttemptResult) -> str | None:
-        if self._tools is None:  # every session serves the same tools: convert them once
-            self._tools = [{"type": "function", "function": {
+        if self.tools is None:  # every session serves the same tools: convert them once
+            self.tools = [{"type": "function", "function": {
                 "name": t.name, "description": t.description or "",
                 "parameters": t.input_schema}} for t in (await client.list_tools()).tools]
-            self._tools.append(FINAL_ANSWER_TOOL)
-        tools = self._tools
+            self.tools.append(FINAL_ANSWER_TOOL)
+        tools = self.tools
         while True:
             if result.steps >= self.budget.max_steps:
                 raise _BudgetExhausted(f"step budget of {self.budget.max_steps} used up")
@@ -158,10 +162,17 @@ class Runner:
             if answer is not None:
                 return answer
 
-    async def run_attempt(self, task: Task, index: int) -> AttemptResult:
-        """One attempt, written atomically to attempt_<index>/."""
+    def _client(self, server: Any) -> Any:
+        """An mcp client of one session's server, adopting the first session's handshake."""
         from mcp import Client
 
+        if self._discovered is None:
+            return Client(server)
+        return Client(server, mode=self._discovered.supported_versions[0],
+                      prior_discover=self._discovered)
+
+    async def run_attempt(self, task: Task, index: int) -> AttemptResult:
+        """One attempt, written atomically to attempt_<index>/."""
         from mock_workspace.server import build_server
         from mock_workspace.session import Session
         from mock_workspace.telemetry import Telemetry
@@ -181,7 +192,8 @@ class Runner:
                 server = build_server(session, Telemetry(staging / "telemetry.jsonl"))
                 try:
                     with anyio.fail_after(self.budget.timeout):
-                        async with Client(server) as client:
+                        async with self._client(server) as client:
+                            self._discovered = client.session.discover_result
                             # Handled inside: the client's task group would wrap them in a group.
                             try:
                                 answer = await self._agent_loop(task, client, messages, result)
