@@ -467,8 +467,8 @@ async def test_a_finding_judged_false_alarm_counts_in_the_reports_precision(out:
     assert (row["reviewed"], row["confirmed"], row["false_alarms"]) == (1, 0, 1)
     assert row["precision"]["estimate"] == 0.0
     table = (out / "report.md").read_text().split("## Precision of each check")[1]
-    assert re.search(rf"\| `{judged.check}` \| {row['findings']} \| [^|]+ \| 1 \| 0 / 1 / 0 \| "
-                     r"0\.0% \[", table), "beside its corpus precision"
+    assert re.search(rf"\| `{judged.check}` \| {row['findings']} \| [^|]+ \| [^|]+ \| 1 \| "
+                     r"0 / 1 / 0 \| 0\.0% \[", table), "beside its unseen and corpus precision"
 
 
 @pytest.fixture
