@@ -13,6 +13,7 @@ from typer.testing import CliRunner
 from rubric_audit.audit import run_audit
 from rubric_audit.cli import app
 from rubric_audit.errors import InputError
+from rubric_audit.load import harbor
 from rubric_audit.load.sources import load_sources
 from rubric_audit.store import AuditStore
 from tests.conftest import FIXTURES, write_json
@@ -194,6 +195,33 @@ def test_malformed_json_in_a_trial_is_refused(tmp_path: Path) -> None:
     (folder / "result.json").write_text('{"trial_name": ')
     with pytest.raises(InputError, match="malformed JSON"):
         load_sources([j])
+
+
+def test_a_trial_result_too_large_is_refused_by_its_size(tmp_path: Path,
+                                                         monkeypatch: pytest.MonkeyPatch) -> None:
+    j = job(tmp_path)
+    folder = trial(j, "t")
+    monkeypatch.setattr(harbor, "MAX_RESULT_BYTES", (folder / "result.json").stat().st_size - 1)
+    with pytest.raises(InputError, match="file too large") as caught:
+        load_sources([j])
+    assert caught.value.file == str(folder / "result.json")
+
+
+def test_each_trial_result_is_read_once(screened_job: Path,
+                                        monkeypatch: pytest.MonkeyPatch) -> None:
+    """Finding the jobs, reading the trials and fingerprinting the attempts share one read."""
+    opened: list[Path] = []
+    path_open = Path.open
+
+    def counted(path: Path, *args, **kwargs):
+        opened.append(path)
+        return path_open(path, *args, **kwargs)
+
+    monkeypatch.setattr(Path, "open", counted)
+    runs = load_sources([screened_job])
+    results = [p for p in opened if p.name == "result.json"]
+    assert len(runs.attempts) + len(runs.controls) == 15
+    assert sorted(results) == sorted(set(results)) and len(results) == 16  # 15 trials, the job
 
 
 def test_an_atif_trajectory_without_steps_is_refused(tmp_path: Path) -> None:

@@ -14,16 +14,16 @@ agent (the reference solution) and the `nop` agent (does nothing) are the gold a
 
 from __future__ import annotations
 
-import json
 from collections import defaultdict
+from dataclasses import dataclass
 from pathlib import Path
 from typing import Annotated, Any
 
-from pydantic import AfterValidator, BaseModel, ConfigDict, ValidationError
+from pydantic import AfterValidator, BaseModel, ConfigDict
 
 from rubric_audit.checks.controls import Control
-from rubric_audit.errors import InputError, invalid, read_json
-from rubric_audit.load.runs import RecordedRuns, fingerprint, summarize
+from rubric_audit.errors import InputError, decode_text, parse_json, read_bytes, read_json, validated
+from rubric_audit.load.runs import AttemptFiles, RecordedRuns, fingerprint, summarize
 from rubric_audit.load.trajectory import normalise_trajectory
 from rubric_audit.model import (
     Attempt,
@@ -112,37 +112,49 @@ class _TrialResult(_Lenient):
     step_results: list[dict[str, Any]] | None = None
 
 
-def _read_trial(path: Path) -> _TrialResult:
-    if path.stat().st_size > MAX_RESULT_BYTES:
-        raise InputError(path, None, f"larger than {MAX_RESULT_BYTES:,} bytes")
-    raw = read_json(path)
-    if not isinstance(raw, dict):
-        raise InputError(path, "(top level)", f"expected an object, found {type(raw).__name__}")
-    try:
-        return _TrialResult.model_validate(raw)
-    except ValidationError as exc:
-        raise invalid(path, "", exc) from None
+@dataclass(frozen=True)
+class _Trial:
+    """A trial folder as the walk found it: its result.json's bytes (part of the attempt's
+    fingerprint) and the TrialResult they hold, or why the file is unusable (raised when its job
+    loads, so finding jobs never fails on a bad trial)."""
+
+    folder: Path
+    data: bytes
+    result: _TrialResult | InputError
+
+    def read(self) -> _TrialResult:
+        if isinstance(self.result, InputError):
+            raise self.result
+        return self.result
 
 
-def _is_trial(folder: Path) -> bool:
-    """A folder whose result.json is a TrialResult (or is unreadable: then loading says why)."""
+def _trial(folder: Path) -> _Trial | None:
+    """The trial in `folder`, read once (size-capped): a folder whose result.json is a
+    TrialResult, or is unreadable (then loading says why); None for any other folder."""
     path = folder / RESULT
     if not path.is_file() or path.is_symlink():
-        return False
-    if path.stat().st_size > MAX_RESULT_BYTES:
-        return True
+        return None
     try:
-        raw = json.loads(path.read_text(encoding="utf-8"))
-    except (json.JSONDecodeError, UnicodeDecodeError):
-        return True
-    return isinstance(raw, dict) and "trial_name" in raw
+        data = read_bytes(path, MAX_RESULT_BYTES)
+        raw = parse_json(path, decode_text(path, data))
+        if not isinstance(raw, dict) or "trial_name" not in raw:
+            return None
+        return _Trial(folder, data, validated(path, raw, _TrialResult))
+    except InputError as exc:
+        return _Trial(folder, b"", exc)
 
 
-def _jobs(path: Path) -> dict[Path, list[Path]]:
-    """Trial folders under `path` (not following links, at most MAX_DEPTH deep), by job folder."""
-    found: dict[Path, list[Path]] = defaultdict(list)
-    if _is_trial(path):
-        found[path.parent].append(path)
+Jobs = dict[Path, list[_Trial]]
+
+
+def harbor_jobs(path: Path) -> Jobs:
+    """The trials under `path` (a trial, a job, or a folder of jobs; links not followed, at most
+    MAX_DEPTH deep), each read once, by job folder; empty when `path` holds no Harbor trial."""
+    found: Jobs = defaultdict(list)
+    if not path.is_dir():
+        return found
+    if (own := _trial(path)) is not None:
+        found[path.parent].append(own)
         return found
     stack = [(path, 0)]
     while stack:
@@ -150,16 +162,11 @@ def _jobs(path: Path) -> dict[Path, list[Path]]:
         for child in sorted(folder.iterdir()):
             if not child.is_dir() or child.is_symlink():
                 continue
-            if _is_trial(child):
-                found[folder].append(child)
+            if (trial := _trial(child)) is not None:
+                found[folder].append(trial)
             elif depth + 1 < MAX_DEPTH:
                 stack.append((child, depth + 1))
     return found
-
-
-def is_harbor(path: Path) -> bool:
-    """A trial folder, a job folder, or a folder holding job folders."""
-    return path.is_dir() and bool(_jobs(path))
 
 
 def _trajectory(folder: Path, unmapped: list[str]) -> Trajectory:
@@ -210,17 +217,18 @@ def _rationale(folder: Path) -> str:
         return fh.read(MAX_RATIONALE_CHARS).decode("utf-8", "replace")
 
 
-def load_job(job: Path, trials: list[Path], variant: str) -> RecordedRuns:
+def load_job(job: Path, trials: list[_Trial], variant: str) -> RecordedRuns:
     """One job's trials: attempts with their reward grades, and oracle and nop controls."""
     runs = RecordedRuns()
     unmapped: list[str] = []
-    read = sorted(((folder, _read_trial(folder / RESULT)) for folder in trials),
-                  key=lambda r: (r[1].task_name, r[1].trial_name))
-    messages = {folder: _trajectory(folder, unmapped) for folder, _ in read}
+    read = sorted(((t, t.read()) for t in trials), key=lambda r: (r[1].task_name,
+                                                                  r[1].trial_name))
+    messages = {t.folder: _trajectory(t.folder, unmapped) for t, _ in read}
     checksums: dict[str, set[str]] = defaultdict(set)
     keys: dict[str, set[str]] = defaultdict(set)
     prompts: dict[str, str] = {}
-    for folder, trial in read:
+    for found, trial in read:
+        folder = found.folder
         checksums[trial.task_name].add(trial.task_checksum)
         keys[trial.task_name].update((trial.verifier_result.rewards or {})
                                      if trial.verifier_result else {})
@@ -238,7 +246,8 @@ def load_job(job: Path, trials: list[Path], variant: str) -> RecordedRuns:
                           text=f"Passes the task's tests (verifier reward {key!r} at its "
                                f"maximum)") for key in sorted(keys[name])])}
     index: dict[tuple[str, str], int] = defaultdict(int)
-    for folder, trial in read:
+    for found, trial in read:
+        folder = found.folder
         rewards = dict(sorted((trial.verifier_result.rewards or {}).items())) \
             if trial.verifier_result else {}
         agent = trial.agent_info
@@ -281,7 +290,8 @@ def load_job(job: Path, trials: list[Path], variant: str) -> RecordedRuns:
                         else usage.n_input_tokens + usage.n_output_tokens,
                         cost=usage.cost_usd),
             agent_status=trial.exception_info.exception_type if trial.exception_info else None,
-            source=str(folder), fingerprint=fingerprint(folder)))
+            source=str(folder), fingerprint=fingerprint(
+                folder, AttemptFiles(folder, {RESULT: found.data}).files)))
         runs.grades += grades
     unmapped += [f"task {name}: trials ran {len(sums)} versions of it (task_checksum "
                  f"{', '.join(sorted(s[:12] for s in sums))})"
@@ -303,10 +313,10 @@ def _variant_names(path: Path, jobs: list[Path]) -> dict[Path, str]:
             for job, name in short.items()}
 
 
-def load_harbor(path: Path) -> RecordedRuns:
-    """Every job under `path` (a trial, a job, or a folder of jobs); each job is a variant."""
+def load_harbor(path: Path, jobs: Jobs) -> RecordedRuns:
+    """Every job under `path` (a trial, a job, or a folder of jobs), as `harbor_jobs` found
+    them; each job is a variant."""
     runs = RecordedRuns()
-    jobs = _jobs(path)
     names = _variant_names(path, list(jobs))
     for job, trials in sorted(jobs.items()):
         runs.extend(load_job(job, trials, names[job]))

@@ -236,13 +236,16 @@ def _failures(variant: Path) -> list[dict[str, Any]]:
 
 class AttemptFiles:
     """An attempt folder's own files, each read once (size-capped): parsed where a step needs
-    one, all of them hashed for the fingerprint."""
+    one, all of them hashed for the fingerprint. `read` holds those a loader already read, by
+    name (Harbor's result.json, read when its trials were found)."""
 
-    def __init__(self, folder: Path) -> None:
+    def __init__(self, folder: Path, read: dict[str, bytes] | None = None) -> None:
         self.folder = folder
+        read = read or {}
         with os.scandir(folder) as entries:  # file types from one listing, not a stat each
             names = sorted(e.name for e in entries if e.is_file())
-        self.files = {name: read_bytes(folder / name) for name in names}
+        self.files = {name: read[name] if name in read else read_bytes(folder / name)
+                      for name in names}
 
     def json(self, name: str) -> Any:
         """The parsed JSON file `name`, or None where the folder has none."""
@@ -258,12 +261,10 @@ class AttemptFiles:
 
 
 
-def fingerprint(folder: Path, files: dict[str, bytes] | None = None) -> str:
-    """Hash of the attempt folder's own files (not nested attempt folders); `files` are those
-    files already read, by name."""
+def fingerprint(folder: Path, files: dict[str, bytes]) -> str:
+    """Hash of the attempt folder's own files (not nested attempt folders), given as read (by
+    name), and of its artifacts."""
     digest = hashlib.sha256()
-    if files is None:
-        files = {p.name: p.read_bytes() for p in sorted(folder.iterdir()) if p.is_file()}
     for name, data in sorted(files.items()):
         digest.update(name.encode() + b"\0" + data + b"\0")
     artifacts = folder / "artifacts"

@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rubric_audit.load.harbor import is_harbor, load_harbor
+from rubric_audit.load.harbor import harbor_jobs, load_harbor
 from rubric_audit.load.inspect_log import is_inspect_log, load_inspect
 from rubric_audit.load.runs import RecordedRuns, load_variant, variant_dirs
 
@@ -18,8 +18,8 @@ def load_source(path: Path) -> RecordedRuns:
     """The runs under one path, read by the loader of its format."""
     if is_inspect_log(path):
         return load_inspect(path)
-    if is_harbor(path):
-        return load_harbor(path)
+    if jobs := harbor_jobs(path):
+        return load_harbor(path, jobs)
     runs = RecordedRuns()
     for variant_dir in variant_dirs(path):
         runs.extend(load_variant(variant_dir))
