@@ -5,7 +5,9 @@ from __future__ import annotations
 import json
 
 from rubric_audit.checks.input import input_variants_disagree
+from rubric_audit.load import runs as runs_module
 from rubric_audit.load.runs import load_runs
+from rubric_audit.load.sources import load_sources
 from rubric_audit.load.variant_tasks import sentences, shared_task
 from rubric_audit.model import Criterion, Task
 from tests.conftest import SHARED_RUNS
@@ -35,6 +37,20 @@ def test_the_recorded_fixtures_keep_the_prompt_without_the_cheatsheet() -> None:
 def test_a_variant_folder_read_first_does_not_give_the_task_its_prompt() -> None:
     runs = load_runs([SHARED_RUNS / "grok43high-dc-rs", SHARED_RUNS / "grok43high-baseline"])
     assert not any("cheatsheet" in t.prompt for t in runs.tasks.values())
+
+
+def test_each_task_is_shared_once_over_every_source(monkeypatch) -> None:
+    """The loaders record each source's tasks; they are shared once, over all of them."""
+    shared: list[str] = []
+
+    def counted(task_id: str, recorded: dict[str, Task]):
+        shared.append(task_id)
+        return shared_task(task_id, recorded)
+
+    monkeypatch.setattr(runs_module, "shared_task", counted)
+    runs = load_sources([SHARED_RUNS / "grok43high-dc-rs", SHARED_RUNS / "grok43high-baseline"])
+    assert sorted(shared) == sorted(runs.tasks) and len(runs.tasks) == 14
+    assert [(s.tasks, s.criteria) for s in runs.sources] == [(14, 36), (14, 36)]
 
 
 def test_added_and_dropped_sentences_are_each_variants_difference() -> None:

@@ -296,7 +296,6 @@ def load_job(job: Path, trials: list[_Trial], variant: str) -> RecordedRuns:
     unmapped += [f"task {name}: trials ran {len(sums)} versions of it (task_checksum "
                  f"{', '.join(sorted(s[:12] for s in sums))})"
                  for name, sums in sorted(checksums.items()) if len(sums) > 1]
-    runs.share_tasks()
     runs.sources.append(summarize(job, "harbor", runs, unmapped))
     return runs
 

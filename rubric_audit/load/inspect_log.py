@@ -186,7 +186,6 @@ def load_log(path: Path) -> RecordedRuns:
             agent_status=sample.limit.type if sample.limit else None,
             judge_model=_grader_model(log), source=str(path),
             fingerprint=f"{log.eval.run_id}:{sample.uuid or sample.id}:{sample.epoch}"))
-    runs.share_tasks()
     runs.sources.append(summarize(path, "inspect", runs, unmapped))
     return runs
 

@@ -153,7 +153,9 @@ class RecordedRuns(BaseModel):
 
 
 def summarize(path: Path, fmt: str, runs: RecordedRuns, unmapped: list[str]) -> SourceSummary:
-    """What a source gave: attempts by state, unavailable reasons, tasks and criteria."""
+    """What a source (one variant) gave: attempts by state, unavailable reasons, tasks and
+    criteria (each task's as the variant recorded it: the tasks are shared over the variants
+    of every source once all are loaded)."""
     reasons = Counter(a.unavailable_reason or "no reason recorded" for a in runs.attempts
                       if a.state == "unavailable")
     task_ids = {a.task_id for a in runs.attempts}
@@ -161,7 +163,8 @@ def summarize(path: Path, fmt: str, runs: RecordedRuns, unmapped: list[str]) -> 
         path=str(path), format=fmt, attempts=len(runs.attempts),
         graded=sum(a.state == "graded" for a in runs.attempts), unavailable=sum(reasons.values()),
         unavailable_reasons=dict(reasons.most_common()), tasks=len(task_ids),
-        criteria=sum(len(runs.tasks[t].criteria) for t in task_ids if t in runs.tasks),
+        criteria=sum(len(task.criteria) for t in task_ids
+                     for task in runs.recorded.get(t, {}).values()),
         unmapped=unmapped)
 
 
@@ -435,7 +438,6 @@ def load_variant(variant_dir: Path) -> RecordedRuns:
     stored = {a.task_id for a in runs.attempts}
     unmapped += [f"{RESULTS_CSV}: row for {task_id} has no task folder"
                  for task_id in row_by_task if task_id not in stored]
-    runs.share_tasks()
     runs.sources.append(summarize(variant_dir, "archipelago", runs, unmapped))
     return runs
 
