@@ -4,10 +4,13 @@ from __future__ import annotations
 
 import json
 import shutil
+import zipfile
 from pathlib import Path
 from typing import Any
 
 import pytest
+
+from tests.fakes.openai_server import FakeOpenAI, Reply, text
 
 ROOT = Path(__file__).resolve().parents[1]
 FIXTURES = ROOT / "tests" / "fixtures"
@@ -188,3 +191,101 @@ def imported_runs(tmp_path_factory) -> Path:
     with AuditStore(out / "audit.db") as store:
         check_provenance(store)
     return out
+
+
+CRITERIA = {"c1": "States the revised budget is $1.2m",
+            "c2": "Mentions the budget review meeting on 5 March"}
+
+
+def _grader(request: dict) -> Reply:
+    """The agent answers; the grader passes what the answer holds and fails the meeting."""
+    prompt = json.dumps(request["messages"])
+    if "GRADE" in prompt or "Criterion:" in prompt:
+        return text("The meeting is not mentioned.\nGRADE: I" if "meeting" in prompt
+                    else "The answer states $1.2m.\nGRADE: C")
+    return text("The revised budget is $1.2m.")
+
+
+@pytest.fixture(scope="session")
+def written_logs(tmp_path_factory) -> list[Path]:
+    """A rubric-graded task run by inspect_ai itself against the local fake model (through
+    inspect's OpenAI-compatible provider on 127.0.0.1), written as .eval and as .json: one
+    sample graded by three scorers (model_graded_fact, a dict of verdicts, rubric items in the
+    score's metadata), one whose solver raised."""
+    from inspect_ai import Task
+    from inspect_ai import eval as inspect_eval
+    from inspect_ai.dataset import Sample
+    from inspect_ai.model import get_model
+    from inspect_ai.scorer import Score, mean, model_graded_fact, scorer
+    from inspect_ai.solver import solver
+
+    async def verdicts(model: str, answer: str) -> dict[str, tuple[str, str]]:
+        grader = get_model(model)
+        out = {}
+        for cid, criterion in CRITERIA.items():
+            reply = await grader.generate(f"Criterion: {criterion}\nAnswer: {answer}\n"
+                                          f"End with GRADE: C or GRADE: I")
+            out[cid] = ("C" if "GRADE: C" in reply.completion else "I", reply.completion)
+        return out
+
+    @scorer(metrics={"*": [mean()]})
+    def rubric_dict(model: str):
+        async def score(state, target):
+            graded = await verdicts(model, state.output.completion)
+            return Score(value={cid: v for cid, (v, _) in graded.items()},
+                         explanation="; ".join(why for _, why in graded.values()))
+        return score
+
+    @scorer(metrics=[mean()])
+    def rubric_items(model: str):
+        async def score(state, target):
+            graded = await verdicts(model, state.output.completion)
+            items = [{"id": f"item-{cid}", "criterion": CRITERIA[cid], "value": v,
+                      "explanation": why} for cid, (v, why) in graded.items()]
+            return Score(value=sum(v == "C" for v, _ in graded.values()) / len(graded),
+                         metadata={"rubric": items})
+        return score
+
+    @solver
+    def agent():
+        async def solve(state, generate):
+            if state.sample_id == "broken":
+                raise RuntimeError("sandbox went away")
+            return await generate(state)
+        return solve
+
+    root = tmp_path_factory.mktemp("inspect")
+    with FakeOpenAI(_grader) as server, pytest.MonkeyPatch.context() as env:
+        # A service name of its own: inspect keeps model clients per process, by name.
+        env.setenv("INSPECTLOG_BASE_URL", server.url)
+        env.setenv("INSPECTLOG_API_KEY", "local")
+        judge = "openai-api/inspectlog/judge-1"
+        task = Task(dataset=[Sample(id="budget", input="What is the revised budget?",
+                                    target="$1.2m"),
+                             Sample(id="broken", input="Anything?", target="x")],
+                    solver=agent(), name="budget_task",
+                    scorer=[model_graded_fact(model=judge), rubric_dict(judge),
+                            rubric_items(judge)])
+        written = []
+        for fmt in ("eval", "json"):
+            [log] = inspect_eval(task, model="openai-api/inspectlog/agent-1", log_format=fmt,
+                                 log_dir=str(root / fmt), display="none", fail_on_error=False,
+                                 max_retries=1, timeout=120)
+            written.append(Path(log.location))
+    return written
+
+
+def eval_entries(path: Path) -> list[tuple[zipfile.ZipInfo, bytes]]:
+    """A .eval log's entries as inspect_ai wrote them (zstd-compressed: importing inspect_ai's
+    log reader teaches zipfile zstd)."""
+    import inspect_ai.log  # noqa: F401
+
+    with zipfile.ZipFile(path) as zf:
+        return [(info, zf.read(info)) for info in zf.infolist()]
+
+
+def write_eval(path: Path, entries: list[tuple[zipfile.ZipInfo, bytes]]) -> None:
+    """The entries written back, each compressed as it was."""
+    with zipfile.ZipFile(path, "w") as zf:
+        for info, data in entries:
+            zf.writestr(info, data)

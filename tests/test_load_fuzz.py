@@ -1,7 +1,9 @@
 """Fuzzing the loaders: whatever a benchmark or run file holds, nothing but InputError escapes.
 
 Each example replaces one value deep inside one JSON file of a small valid benchmark with recorded
-runs (or one world file with arbitrary bytes) and loads everything the audit loads.
+runs (or one world file with arbitrary bytes) and loads everything the audit loads; or changes a
+Harbor job, or an inspect_ai log inspect_ai wrote (a value inside a .eval entry or a .json log, an
+entry's bytes, the .eval archive's own bytes), and loads that.
 """
 
 from __future__ import annotations
@@ -23,7 +25,14 @@ from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.runs import load_runs
 from rubric_audit.load.sources import load_sources
 from rubric_audit.load.world import load_task_world
-from tests.conftest import FIXTURES, make_benchmark, make_task, make_variant
+from tests.conftest import (
+    FIXTURES,
+    eval_entries,
+    make_benchmark,
+    make_task,
+    make_variant,
+    write_eval,
+)
 
 TASK = make_task()
 JSON_FILES = [
@@ -129,3 +138,93 @@ def test_any_value_in_a_harbor_job_is_usable_or_an_input_error(file: str, draw: 
         (job / file).write_text(json.dumps(changed, allow_nan=True))
         with contextlib.suppress(InputError):
             load_sources([job])
+
+
+def _loads_or_refuses_in_one_line(path: Path) -> None:
+    try:
+        load_sources([path])
+    except InputError as exc:
+        assert "\n" not in str(exc), str(exc)  # the CLI prints it as its one line
+
+
+@pytest.fixture(scope="module")
+def eval_log(written_logs: list[Path]) -> Path:
+    [path] = [p for p in written_logs if p.suffix == ".eval"]
+    return path
+
+
+def _replaced_somewhere(draw: st.DataObject, raw: bytes, value: Any) -> bytes:
+    """JSON text with one value replaced, at a place reached by walking down from the top (at
+    each step stopping or entering one child): the small fields the loader reads are as likely
+    as the many places inside a sample's events."""
+    data = json.loads(raw)
+    where: tuple = ()
+    inside = data
+    while isinstance(inside, (dict, list)) and inside:
+        key = draw.draw(st.sampled_from([None, *(inside if isinstance(inside, dict)
+                                                 else range(len(inside)))]))
+        if key is None:
+            break
+        where, inside = (*where, key), inside[key]
+    return json.dumps(_replaced(data, where, value), allow_nan=True).encode()
+
+
+EVAL_SETTINGS = settings(max_examples=150, deadline=None, suppress_health_check=[
+    HealthCheck.function_scoped_fixture, HealthCheck.too_slow])
+
+
+@EVAL_SETTINGS
+@given(draw=st.data(), value=values)
+def test_any_value_in_an_eval_log_is_usable_or_an_input_error(eval_log: Path,
+                                                              draw: st.DataObject,
+                                                              value: Any) -> None:
+    entries = eval_entries(eval_log)
+    picked = draw.draw(st.sampled_from([i for i, (info, _) in enumerate(entries)
+                                        if info.filename.endswith(".json")]))
+    info, raw = entries[picked]
+    entries[picked] = (info, _replaced_somewhere(draw, raw, value))
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / eval_log.name
+        write_eval(path, entries)
+        _loads_or_refuses_in_one_line(path)
+
+
+@EVAL_SETTINGS
+@given(draw=st.data(), value=values)
+def test_any_value_in_a_json_log_is_usable_or_an_input_error(written_logs: list[Path],
+                                                             draw: st.DataObject,
+                                                             value: Any) -> None:
+    [log] = [p for p in written_logs if p.suffix == ".json"]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / log.name
+        path.write_bytes(_replaced_somewhere(draw, log.read_bytes(), value))
+        _loads_or_refuses_in_one_line(path)
+
+
+@EVAL_SETTINGS
+@given(draw=st.data(), data=st.binary(max_size=300))
+def test_any_bytes_in_an_eval_entry_are_usable_or_an_input_error(eval_log: Path,
+                                                                 draw: st.DataObject,
+                                                                 data: bytes) -> None:
+    entries = eval_entries(eval_log)
+    picked = draw.draw(st.sampled_from(range(len(entries))))
+    entries[picked] = (entries[picked][0], data)
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / eval_log.name
+        write_eval(path, entries)
+        _loads_or_refuses_in_one_line(path)
+
+
+@EVAL_SETTINGS
+@given(draw=st.data(), data=st.binary(min_size=1, max_size=16), cut=st.booleans())
+def test_a_damaged_eval_archive_is_usable_or_an_input_error(eval_log: Path, draw: st.DataObject,
+                                                            data: bytes, cut: bool) -> None:
+    """Bytes of the archive itself overwritten (compressed data, headers, the directory), or the
+    archive cut short there (a log still being written)."""
+    archive = eval_log.read_bytes()
+    at = draw.draw(st.integers(0, len(archive) - 1))
+    damaged = archive[:at] if cut else archive[:at] + data + archive[at + len(data):]
+    with tempfile.TemporaryDirectory() as tmp:
+        path = Path(tmp) / eval_log.name
+        path.write_bytes(damaged)
+        _loads_or_refuses_in_one_line(path)

@@ -1,5 +1,5 @@
 """inspect_ai eval logs: the real recorded fixtures, and logs inspect_ai writes in the test against
-the local fake model (through inspect's OpenAI-compatible provider on 127.0.0.1)."""
+the local fake model (`written_logs` in conftest)."""
 
 from __future__ import annotations
 
@@ -15,8 +15,7 @@ from rubric_audit.cli import app
 from rubric_audit.errors import InputError
 from rubric_audit.load.sources import load_sources
 from rubric_audit.store import AuditStore
-from tests.conftest import FIXTURES
-from tests.fakes.openai_server import FakeOpenAI, Reply, text
+from tests.conftest import CRITERIA, FIXTURES, eval_entries, write_eval
 
 LOGS = FIXTURES / "inspect-logs"
 SECURITY = LOGS / "inspect_ai/tests/analysis/test_logs/2025-05-12T20-28-26-04-00_security-guide.json"
@@ -24,8 +23,6 @@ POPULARITY = LOGS / "inspect_ai/tests/scorer/logs"
 SCORED = POPULARITY / "2025-02-11T15-18-04-05-00_popularity_mj7khqpMM4GBCfVQozKgzB.eval"
 UNSCORED = POPULARITY / "2025-02-11T15-17-00-05-00_popularity_dPiJifoWeEQBrfWsAopzWr.eval"
 HEADER_ONLY = LOGS / "every_eval_ever/tests/data/inspect/data_with_llm_scoring.json"
-CRITERIA = {"c1": "States the revised budget is $1.2m",
-            "c2": "Mentions the budget review meeting on 5 March"}
 runner = CliRunner()
 
 
@@ -58,81 +55,6 @@ def test_a_header_only_log_says_it_had_nothing_to_map() -> None:
     [source] = load_sources([HEADER_ONLY]).sources
     assert source.attempts == 0
     assert source.unmapped == ["no samples in the log (header only): nothing to map"]
-
-
-def _grader(request: dict) -> Reply:
-    """The agent answers; the grader passes what the answer holds and fails the meeting."""
-    prompt = json.dumps(request["messages"])
-    if "GRADE" in prompt or "Criterion:" in prompt:
-        return text("The meeting is not mentioned.\nGRADE: I" if "meeting" in prompt
-                    else "The answer states $1.2m.\nGRADE: C")
-    return text("The revised budget is $1.2m.")
-
-
-@pytest.fixture(scope="module")
-def written_logs(tmp_path_factory) -> list[Path]:
-    """A rubric-graded task run by inspect_ai itself, written as .eval and as .json."""
-    from inspect_ai import Task
-    from inspect_ai import eval as inspect_eval
-    from inspect_ai.dataset import Sample
-    from inspect_ai.model import get_model
-    from inspect_ai.scorer import Score, mean, model_graded_fact, scorer
-    from inspect_ai.solver import solver
-
-    async def verdicts(model: str, answer: str) -> dict[str, tuple[str, str]]:
-        grader = get_model(model)
-        out = {}
-        for cid, criterion in CRITERIA.items():
-            reply = await grader.generate(f"Criterion: {criterion}\nAnswer: {answer}\n"
-                                          f"End with GRADE: C or GRADE: I")
-            out[cid] = ("C" if "GRADE: C" in reply.completion else "I", reply.completion)
-        return out
-
-    @scorer(metrics={"*": [mean()]})
-    def rubric_dict(model: str):
-        async def score(state, target):
-            graded = await verdicts(model, state.output.completion)
-            return Score(value={cid: v for cid, (v, _) in graded.items()},
-                         explanation="; ".join(why for _, why in graded.values()))
-        return score
-
-    @scorer(metrics=[mean()])
-    def rubric_items(model: str):
-        async def score(state, target):
-            graded = await verdicts(model, state.output.completion)
-            items = [{"id": f"item-{cid}", "criterion": CRITERIA[cid], "value": v,
-                      "explanation": why} for cid, (v, why) in graded.items()]
-            return Score(value=sum(v == "C" for v, _ in graded.values()) / len(graded),
-                         metadata={"rubric": items})
-        return score
-
-    @solver
-    def agent():
-        async def solve(state, generate):
-            if state.sample_id == "broken":
-                raise RuntimeError("sandbox went away")
-            return await generate(state)
-        return solve
-
-    root = tmp_path_factory.mktemp("inspect")
-    with FakeOpenAI(_grader) as server, pytest.MonkeyPatch.context() as env:
-        # A service name of its own: inspect keeps model clients per process, by name.
-        env.setenv("INSPECTLOG_BASE_URL", server.url)
-        env.setenv("INSPECTLOG_API_KEY", "local")
-        judge = "openai-api/inspectlog/judge-1"
-        task = Task(dataset=[Sample(id="budget", input="What is the revised budget?",
-                                    target="$1.2m"),
-                             Sample(id="broken", input="Anything?", target="x")],
-                    solver=agent(), name="budget_task",
-                    scorer=[model_graded_fact(model=judge), rubric_dict(judge),
-                            rubric_items(judge)])
-        written = []
-        for fmt in ("eval", "json"):
-            [log] = inspect_eval(task, model="openai-api/inspectlog/agent-1", log_format=fmt,
-                                 log_dir=str(root / fmt), display="none", fail_on_error=False,
-                                 max_retries=1, timeout=120)
-            written.append(Path(log.location))
-    return written
 
 
 def test_rubric_scores_from_inspect_become_per_criterion_grades(written_logs) -> None:
@@ -181,6 +103,45 @@ def test_bad_logs_are_refused_in_one_line(tmp_path: Path, content: str, expected
     assert result.exit_code == 2 and str(path) in result.stderr
     assert len(result.stderr.strip().splitlines()) == 1
     assert not (tmp_path / "out").exists()
+
+
+def _changed_entry(entries: list, name: str, data: bytes) -> list:
+    return [(info, data if info.filename == name else raw) for info, raw in entries]
+
+
+def _epoch_zero(entries: list) -> list:
+    name = next(i.filename for i, _ in entries if i.filename.startswith("samples/"))
+    sample = json.loads(dict((i.filename, raw) for i, raw in entries)[name])
+    return _changed_entry(entries, name, json.dumps({**sample, "epoch": 0}).encode())
+
+
+@pytest.mark.parametrize(("change", "field", "problem"), [
+    (lambda entries: _changed_entry(entries, "reductions.json", b"7"), None,
+     "not an inspect_ai log: 'int' object is not iterable"),
+    (_epoch_zero, "samples[0].epoch", "must be at least 1, found 0"),
+])
+def test_eval_entries_of_the_wrong_kind_are_refused(written_logs, tmp_path: Path, change,
+                                                    field: str | None, problem: str) -> None:
+    """inspect_ai's reader iterates reductions.json before validating it; it accepts any epoch."""
+    path = tmp_path / "log.eval"
+    write_eval(path, change(eval_entries(written_logs[0])))
+    with pytest.raises(InputError) as caught:
+        load_sources([path])
+    assert (caught.value.field, caught.value.problem) == (field, problem)
+
+
+def test_damaged_compressed_data_in_an_eval_log_is_refused(written_logs, tmp_path: Path) -> None:
+    import zipfile
+
+    archive = bytearray(written_logs[0].read_bytes())
+    with zipfile.ZipFile(written_logs[0]) as zf:
+        header = zf.getinfo("header.json")
+    start = header.header_offset + 30 + len(header.filename) + len(header.extra)
+    archive[start:start + 4] = bytes(4)  # the zstd frame's magic number
+    path = tmp_path / "log.eval"
+    path.write_bytes(archive)
+    with pytest.raises(InputError, match="not an inspect_ai log: zstd decompress error"):
+        load_sources([path])
 
 
 def test_without_the_extra_the_log_is_refused_with_the_install_line(

@@ -12,6 +12,7 @@ pass). A sample that errored, was invalidated or was never scored is unavailable
 from __future__ import annotations
 
 import json
+import struct
 import zipfile
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -19,7 +20,7 @@ from typing import TYPE_CHECKING, Any
 from pydantic import ValidationError
 
 from rubric_audit.errors import InputError, invalid
-from rubric_audit.limits import check_zip
+from rubric_audit.limits import ZIP_ERRORS, check_zip
 from rubric_audit.load.runs import RecordedRuns, summarize
 from rubric_audit.load.trajectory import normalise_trajectory
 from rubric_audit.model import Attempt, Criterion, CriterionGrade, Gold, Task, Usage, safe_id
@@ -54,6 +55,7 @@ def log_files(path: Path) -> list[Path]:
 
 def _read(path: Path) -> EvalLog:
     try:
+        import zstandard  # the codec of .eval entries (inspect_ai's dependency)
         from inspect_ai.log import read_eval_log
     except ImportError:
         raise InputError(path, None, EXTRA) from None
@@ -65,7 +67,10 @@ def _read(path: Path) -> EvalLog:
         return read_eval_log(str(path))
     except ValidationError as exc:
         raise invalid(path, "", exc) from None
-    except (ValueError, KeyError, OSError, UnicodeDecodeError) as exc:
+    # inspect_ai reads .eval zips itself: a damaged one fails as any zip does, or in its own
+    # header parsing (struct) and zstd decoding; an entry of the wrong JSON type that it reads
+    # before validating (reductions.json not a list) with a TypeError
+    except (*ZIP_ERRORS, struct.error, zstandard.ZstdError, TypeError) as exc:
         raise InputError(path, None, f"not an inspect_ai log: {exc}") from None
 
 
@@ -157,7 +162,10 @@ def load_log(path: Path) -> RecordedRuns:
     if not log.samples:
         unmapped.append("no samples in the log (header only): nothing to map")
     criteria: dict[str, dict[str, Criterion]] = {}
-    for sample in log.samples or []:
+    for number, sample in enumerate(log.samples or []):
+        if sample.epoch < 1:  # inspect counts epochs from 1; an attempt's index is one of them
+            raise InputError(path, f"samples[{number}].epoch",
+                             f"must be at least 1, found {sample.epoch}")
         task_id = safe_id(f"{log.eval.task}:{sample.id}")
         target = _target(sample)
         attempt_id = Attempt.make_id(variant, task_id, sample.epoch)
