@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import struct
 import zipfile
 from pathlib import Path
 from typing import Any
@@ -289,3 +290,23 @@ def write_eval(path: Path, entries: list[tuple[zipfile.ZipInfo, bytes]]) -> None
     with zipfile.ZipFile(path, "w") as zf:
         for info, data in entries:
             zf.writestr(info, data)
+
+
+def add_lying_entry(archive: Path, name: str, method: int, megabytes: int,
+                    declared: int = 1000) -> None:
+    """Add to a zip an entry of `megabytes` MB of spaces compressed by `method`, then make its
+    local header and its central directory record declare `declared` bytes (a zip bomb that
+    passes every check of declared sizes)."""
+    with zipfile.ZipFile(archive, "a", method) as zf, zf.open(name, "w") as entry:
+        for _ in range(megabytes):
+            entry.write(b" " * 2**20)
+    data = bytearray(archive.read_bytes())
+    with zipfile.ZipFile(archive) as zf:
+        struct.pack_into("<I", data, zf.getinfo(name).header_offset + 22, declared)
+        record = zf.start_dir
+    # the central directory: records of 46 bytes then a name, extra field and comment
+    while data[record + 46:record + 46 + struct.unpack_from("<H", data, record + 28)[0]] \
+            != name.encode():
+        record += 46 + sum(struct.unpack_from("<3H", data, record + 28))
+    struct.pack_into("<I", data, record + 24, declared)
+    archive.write_bytes(data)

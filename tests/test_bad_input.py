@@ -17,7 +17,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rubric_audit.cli import app
-from tests.conftest import make_benchmark, make_task, make_variant
+from tests.conftest import add_lying_entry, make_benchmark, make_task, make_variant
 
 runner = CliRunner()
 TASK = make_task()
@@ -202,7 +202,16 @@ def _unknown_method(data: bytes) -> bytes:
     return bytes(out)
 
 
+def _lying_world_zip(root: Path) -> None:
+    """The world zipped, with an entry of 8 MB that declares 1,000 bytes."""
+    _world_zip()(root)
+    add_lying_entry(root / "world_files_zipped" / "world_a.zip", "filesystem/spaces.txt",
+                    zipfile.ZIP_DEFLATED, 8)
+
+
 CASES += [
+    ("zip_entry_expands_beyond_its_declared_size", _lying_world_zip, "world_a.zip",
+     "filesystem/spaces.txt"),
     ("zip_crc_error", _world_zip(_flip_byte_in(b"notes.md"), compression=zipfile.ZIP_STORED),
      "world_a.zip", None),
     ("zip_truncated", _world_zip(lambda data: data[:len(data) // 2]), "world_a.zip", None),

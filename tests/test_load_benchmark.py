@@ -12,7 +12,7 @@ import pytest
 from rubric_audit.errors import MAX_FILE_BYTES, InputError
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.world import load_task_world, load_worlds
-from tests.conftest import make_benchmark, make_task, write_json
+from tests.conftest import add_lying_entry, make_benchmark, make_task, write_json
 
 
 @pytest.mark.parametrize("zipped", [False, True])
@@ -136,11 +136,11 @@ def test_corrupt_calendar_is_named(tmp_path: Path) -> None:
         load_task_world(bench, bench.tasks[0])
 
 
-def _zipped_world(root: Path, extra: dict[str, bytes]) -> Path:
+def _zipped_world(root: Path, extra: dict[str, bytes], method: int = zipfile.ZIP_DEFLATED) -> Path:
     """The benchmark's world as a zip, with `extra` entries written as named (no checks)."""
     archive = root / "world_files_zipped" / "world_a.zip"
     archive.parent.mkdir(exist_ok=True)
-    with zipfile.ZipFile(archive, "w", zipfile.ZIP_DEFLATED) as zf:
+    with zipfile.ZipFile(archive, "w", method) as zf:
         for path in sorted((root / "worlds" / "world_a").rglob("*")):
             if path.is_file():
                 zf.write(path, path.relative_to(root / "worlds" / "world_a").as_posix())
@@ -192,6 +192,52 @@ def test_entry_that_expands_too_much_is_refused(tmp_path: Path) -> None:
     bench = load_benchmark(root)
     with pytest.raises(InputError, match=r"expands [0-9,]+ times"):
         load_task_world(bench, bench.tasks[0])
+
+
+METHODS = [zipfile.ZIP_STORED, zipfile.ZIP_DEFLATED, zipfile.ZIP_BZIP2, zipfile.ZIP_LZMA]
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_a_world_zipped_by_any_method_loads_as_its_folder_does(tmp_path: Path,
+                                                               method: int) -> None:
+    root = make_benchmark(tmp_path / "b")
+    bench = load_benchmark(root)
+    unzipped = load_task_world(bench, bench.tasks[0])
+    _zipped_world(root, {}, method)
+    bench = load_benchmark(root)
+    assert load_task_world(bench, bench.tasks[0]) == unzipped
+
+
+@pytest.mark.parametrize("method", METHODS)
+def test_entry_that_expands_beyond_its_declared_size_is_refused(tmp_path: Path,
+                                                                method: int) -> None:
+    root = make_benchmark(tmp_path / "b")
+    archive = _zipped_world(root, {}, method)
+    add_lying_entry(archive, "filesystem/spaces.txt", method, 2)
+    bench = load_benchmark(root)
+    with pytest.raises(InputError) as caught:
+        load_task_world(bench, bench.tasks[0])
+    assert (caught.value.file, caught.value.field) == (str(archive), "filesystem/spaces.txt")
+    assert caught.value.problem.startswith(
+        "zip entry expands beyond its declared size (1,000 bytes)")
+
+
+def test_entry_that_lies_about_its_size_is_refused_in_bounded_memory(tmp_path: Path) -> None:
+    """Python's zip reader inflates a whole entry before cutting it to its declared size: 128 MB
+    of spaces declaring 1,000 bytes, in a zip of about 128 KB."""
+    root = make_benchmark(tmp_path / "b")
+    archive = _zipped_world(root, {})
+    add_lying_entry(archive, "filesystem/spaces.txt", zipfile.ZIP_DEFLATED, 128)
+    assert archive.stat().st_size < 2**20
+    bench = load_benchmark(root)
+    tracemalloc.start()
+    try:
+        with pytest.raises(InputError, match="expands beyond its declared size"):
+            load_task_world(bench, bench.tasks[0])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 5 * 2**20
 
 
 def test_a_path_that_is_both_file_and_folder_is_refused(tmp_path: Path) -> None:

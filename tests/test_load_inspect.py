@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import sys
+import tracemalloc
 from pathlib import Path
 
 import pytest
@@ -13,9 +14,10 @@ from typer.testing import CliRunner
 from rubric_audit.audit import run_audit
 from rubric_audit.cli import app
 from rubric_audit.errors import InputError
+from rubric_audit.limits import ZIP_ZSTANDARD
 from rubric_audit.load.sources import load_sources
 from rubric_audit.store import AuditStore
-from tests.conftest import CRITERIA, FIXTURES, eval_entries, write_eval
+from tests.conftest import CRITERIA, FIXTURES, add_lying_entry, eval_entries, write_eval
 
 LOGS = FIXTURES / "inspect-logs"
 SECURITY = LOGS / "inspect_ai/tests/analysis/test_logs/2025-05-12T20-28-26-04-00_security-guide.json"
@@ -140,8 +142,11 @@ def test_damaged_compressed_data_in_an_eval_log_is_refused(written_logs, tmp_pat
     archive[start:start + 4] = bytes(4)  # the zstd frame's magic number
     path = tmp_path / "log.eval"
     path.write_bytes(archive)
-    with pytest.raises(InputError, match="not an inspect_ai log: zstd decompress error"):
+    with pytest.raises(InputError) as caught:
         load_sources([path])
+    assert caught.value.field == "header.json"
+    assert caught.value.problem.startswith("unreadable zip entry: bad zstd data: zstd decompress "
+                                           "error: Unknown frame descriptor")
 
 
 def test_without_the_extra_the_log_is_refused_with_the_install_line(
@@ -161,3 +166,25 @@ def test_an_eval_log_that_expands_too_far_is_refused_before_reading(tmp_path: Pa
             entry.write(bytes(2**20))
     with pytest.raises(InputError, match="zip entry too large"):
         load_sources([path])
+
+
+def test_an_eval_entry_that_expands_beyond_its_declared_size_is_refused_in_bounded_memory(
+        written_logs, tmp_path: Path) -> None:
+    """inspect_ai's reader decompresses a whole zstd entry before cutting it to the size it
+    declares: 128 MB of reductions.json declaring 1,000 bytes, in a log of a few KB."""
+    path = tmp_path / "bomb.eval"
+    write_eval(path, [(info, data) for info, data in eval_entries(written_logs[0])
+                      if info.filename != "reductions.json"])
+    add_lying_entry(path, "reductions.json", ZIP_ZSTANDARD, 128)
+    assert path.stat().st_size < 64 * 2**10
+    tracemalloc.start()
+    try:
+        result = runner.invoke(app, ["audit", str(path), "--out", str(tmp_path / "out")])
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert result.exit_code == 2
+    assert result.stderr.strip().splitlines() == [
+        f"error: {path}: reductions.json: zip entry expands beyond its declared size "
+        f"(1,000 bytes)"]
+    assert peak < 8 * 2**20

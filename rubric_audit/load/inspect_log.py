@@ -61,7 +61,7 @@ def _read(path: Path) -> EvalLog:
         raise InputError(path, None, EXTRA) from None
     if path.stat().st_size > MAX_LOG_BYTES:
         raise InputError(path, None, f"larger than {MAX_LOG_BYTES:,} bytes")
-    if zipfile.is_zipfile(path):  # an .eval log: refused by its entries' declared sizes first
+    if zipfile.is_zipfile(path):  # an .eval log: its entries checked by declared and real size first
         check_zip(path, path)
     try:
         return read_eval_log(str(path))
