@@ -6,13 +6,24 @@ import json
 from pathlib import Path
 
 import pytest
+from hypothesis import example, given, settings
+from hypothesis import strategies as st
 from mcp import Client
 from openpyxl import Workbook
 
 from mock_workspace.server import build_server
 from mock_workspace.session import Session
 from rubric_audit.audit import check_provenance, import_runs
-from rubric_audit.checks.provenance import answer_provenance, answer_value_unsupported
+from rubric_audit.checks import provenance
+from rubric_audit.checks.numbers import find_quantities
+from rubric_audit.checks.provenance import (
+    SCALES,
+    _interval,
+    _Seen,
+    _significant,
+    answer_provenance,
+    answer_value_unsupported,
+)
 from rubric_audit.checks.result_places import MAX_PARSED_CHARS, MAX_PLACE
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.runs import load_runs
@@ -165,3 +176,87 @@ def test_a_number_outside_any_structure_keeps_the_text_around_it() -> None:
     assert _place_of("Revenue was 151.2", json.dumps(
         {"note": prose, "rows": [{"revenue": 151.2}]})) == ""
     assert _place_of("Revenue was 151.2", "a,b\n151.2,3\n") == ""  # a header of numbers
+
+
+def _by_brute_force(answer: str, trajectory: Trajectory) -> list[tuple]:
+    """(text, status, step, tool, how) of each judged number, by plain loops over every value
+    and every pair of values seen, as the module's docstring defines them."""
+    seen = _Seen(trajectory)  # the trajectory's numbers as read: values, tokens, their sources
+    values, tokens = seen.values.tolist(), seen.tokens
+    sources = [seen.sources[owner][:2] for owner in seen.owners.tolist()]  # (step, tool)
+    pool = sorted({float(t) for t in tokens if _significant(t) >= 2})
+    ways = (("sum of {b:g} and {a:g}", lambda m, b: m - b),
+            ("difference of {a:g} and {b:g}", lambda m, b: b + m),
+            ("ratio of {a:g} to {b:g}", lambda m, b: b * m),
+            ("change from {b:g} to {a:g}", lambda m, b: b * (1 + m)))
+    out = []
+    for q in find_quantities(answer):
+        if (digits := _significant(q.text)) < 2:
+            continue
+        low, high = _interval(q)
+        # as precise as the answer's number at any scale, else any; at a scale, the earliest
+        hit = next((min(hits) for need in (digits, 0) for s in SCALES
+                    if (hits := [(sources[i][0], i) for i in range(len(values))
+                                 if low / s <= values[i] <= high / s
+                                 and _significant(tokens[i]) >= need])), None)
+        if hit is not None:
+            out.append((q.text, "seen", *sources[hit[1]], ""))
+            continue
+        how = next((text.format(a=float(operand((low / s + high / s) / 2, b)), b=b)
+                    + " (values seen)"
+                    for s in SCALES for i, (text, operand) in enumerate(ways)
+                    if i < 3 or high / s < 1  # a change of more than 100% reads as none
+                    for b in pool if any(operand(low / s, b) <= a <= operand(high / s, b)
+                                         for a in pool)), None)
+        out.append((q.text, "computed" if how else "unsupported", None, None, how or ""))
+    return out
+
+
+def _written(mantissa: float, power: int, places: int) -> str:
+    return f"{mantissa * 10.0 ** power:.{places}f}"
+
+
+def _change(a: float, b: float) -> float:
+    return (a - b) / b if b else a
+
+
+@st.composite
+def _values_and_answer(draw: st.DrawFn) -> tuple[list[list[str]], str]:
+    """Tool results of numbers at several scales and precisions, then results that write some
+    of them again slightly apart (so an interval holds several, written differently); and an
+    answer of numbers seen, computed from two seen, at another scale, or made up."""
+    numbers = st.builds(_written, st.integers(1, 99), st.integers(-3, 3), st.integers(0, 3))
+    results = draw(st.lists(st.lists(numbers, min_size=1, max_size=10), min_size=1, max_size=3))
+    picked = st.sampled_from([float(n) for result in results for n in result])
+    near = st.builds(lambda v, e: v * (1 + e), picked, st.floats(-0.004, 0.004))
+    results += draw(st.lists(st.lists(st.builds(_written, near, st.just(0), st.integers(0, 4)),
+                                      min_size=1, max_size=5), max_size=2))
+    value = st.one_of(picked, near, st.floats(0.01, 9_999),
+                      *(st.builds(how, picked, picked) for how in (
+                          float.__add__, float.__sub__, _change,
+                          lambda a, b: a / b if b else a)))
+    form = st.sampled_from(["{:.0f}", "{:.1f}", "{:,.2f}", "{:.3f}", "{:.4f}", "{:.1f}%",
+                            "${:.2f}m", "NOK {:.1f}bn", "{:.2f}x"])
+    answer = " and ".join(
+        draw(form).format(abs(draw(value)) * 10.0 ** draw(st.sampled_from([0, 0, 2, -2, 3, 6])))
+        for _ in range(draw(st.integers(1, 4))))
+    return results, answer
+
+
+@settings(max_examples=200, deadline=None)
+@example(([["17", "2.45"]], "Rate 2.5"), 1)  # 2.45 is the lowest value 2.5 stands for
+@given(_values_and_answer(), st.sampled_from([1, 16, 100, provenance.LOOKUPS_PER_SEARCH]))
+def test_sources_are_those_a_brute_force_search_finds(
+        case: tuple[list[list[str]], str], lookups_per_search: int) -> None:
+    """The sorted lookups (every scale at once, ways and scales batched per search) find the
+    same first source and the same first computation as trying every value and pair in turn."""
+    results, answer = case
+    trajectory = Trajectory(format="archipelago", steps=[Step(role="user", text="Report.")] + [
+        Step(role="assistant", tool_calls=[ToolCall(id=str(i), name=f"read_{i}",
+                                                    result=", ".join(result))])
+        for i, result in enumerate(results)])
+    with pytest.MonkeyPatch.context() as patch:  # small pools split into several searches too
+        patch.setattr(provenance, "LOOKUPS_PER_SEARCH", lookups_per_search)
+        found = [(v.text, v.status, v.step, v.tool, "" if v.status == "seen" else v.where)
+                 for v in answer_provenance(answer, trajectory)]
+    assert found == _by_brute_force(answer, trajectory)

@@ -33,10 +33,12 @@ from rubric_audit.model import Attempt, Finding, Record, Trajectory
 
 FINAL_ANSWER_TOOLS = frozenset({"final_answer", "submit"})
 SCALES = (1.0, 1e2, 1e-2, 1e3, 1e-3, 1e6, 1e-6, 1e9, 1e-9)
+SCALE_FACTORS = np.array(SCALES)  # the same, to search at every scale at once
 MIN_SIGNIFICANT_DIGITS = 2
 MAX_POOL_FOR_PAIRS = 5_000
 CONTEXT = 40
 ESCAPED_SPACE = re.compile(r"\\[tnr]")
+NOT_DIGIT = re.compile(r"\D")
 
 
 
@@ -78,6 +80,8 @@ class _Seen:
         kept = values != 0
         self.values, self.owners = values[kept], owners[kept]
         self.tokens = [t for t, keep in zip(tokens, kept.tolist(), strict=True) if keep]
+        self._order = np.argsort(self.values, kind="stable")  # positions, by value
+        self._sorted = self.values[self._order]
         self._pool: np.ndarray | None = None
         self._parsed: dict[int, dict | list | None] = {}  # a source's JSON, parsed once
 
@@ -91,17 +95,28 @@ class _Seen:
         self.sources.append((step, tool, text))
         return len(found)
 
-    def first(self, low: float, high: float,
-              digits: int | None) -> tuple[int, str, str, str] | None:
-        """(step, tool, context, place) of the earliest number in [low, high]; with `digits`,
-        only one written to at least that many significant digits."""
-        hits = np.nonzero((self.values >= low) & (self.values <= high))[0]
-        hits = [int(i) for i in hits if digits is None or _significant(self.tokens[i]) >= digits]
-        if not hits:
-            return None
-        best = min(hits, key=lambda i: (self.sources[self.owners[i]][0], i))
-        step, tool, text = self.sources[self.owners[best]]
-        owner, token = int(self.owners[best]), self.tokens[best]
+    def first(self, low: float, high: float, digits: int) -> tuple[int, str, str, str] | None:
+        """(step, tool, context, place) of the earliest number in [low, high] at a power-of-ten
+        scale: one written as precisely as the answer's number (`digits` significant digits or
+        more) at any scale first, a shorter one (3 for 3.00) after.
+
+        Numbers are kept in the order of their steps, so the earliest is the first position."""
+        starts = np.searchsorted(self._sorted, low / SCALE_FACTORS, "left").tolist()
+        ends = np.searchsorted(self._sorted, high / SCALE_FACTORS, "right").tolist()
+        found = [self._order[start:end] for start, end in zip(starts, ends, strict=True)
+                 if start < end]  # positions, by scale
+        for need in (digits, 0):
+            for positions in found:
+                best = next((i for i in np.sort(positions).tolist()
+                             if _significant(self.tokens[i]) >= need), None)
+                if best is not None:
+                    return self._where(best)
+        return None
+
+    def _where(self, position: int) -> tuple[int, str, str, str]:
+        """(step, tool, context, place) of the number at `position`."""
+        owner, token = int(self.owners[position]), self.tokens[position]
+        step, tool, text = self.sources[owner]
         if owner not in self._parsed:
             self._parsed[owner] = parse_result(text)
         return step, tool, _context(text, token), place_of(text, self._parsed[owner], token)
@@ -135,7 +150,7 @@ def _context(text: str, token: str) -> str:
 
 
 def _significant(written: str) -> int:
-    return len(re.sub(r"\D", "", written.split("e")[0].split("E")[0]).lstrip("0"))
+    return len(NOT_DIGIT.sub("", written.split("e")[0].split("E")[0]).lstrip("0"))
 
 
 def _interval(q: Quantity) -> tuple[float, float]:
@@ -145,26 +160,39 @@ def _interval(q: Quantity) -> tuple[float, float]:
     return number - unit / 2, number + unit * (1 - 1e-9)
 
 
+# How a value m comes from two values seen, a and b: for each b, the a it takes. The last, a
+# change, is read only for m under 1 (a change of more than 100%: no percentage reads that way).
+WAYS = (("sum of {b:g} and {a:g}", lambda m, b: m - b),
+        ("difference of {a:g} and {b:g}", lambda m, b: b + m),
+        ("ratio of {a:g} to {b:g}", lambda m, b: b * m),
+        ("change from {b:g} to {a:g}", lambda m, b: b * (1 + m)))
+LOOKUPS_PER_SEARCH = 1_024
+
+
 def _computed(seen: _Seen, low: float, high: float) -> str | None:
-    """How two values seen give a value in [low, high] (a sum, difference, ratio or change)."""
+    """How two values seen give a value in [low, high] (a sum, difference, ratio or change): the
+    first way at the first power-of-ten scale that has one, with the smallest b.
+
+    The a each b needs is looked up in the sorted values seen, every way of as many scales at
+    once as keep a search near LOOKUPS_PER_SEARCH lookups: a few values seen are tried at every
+    scale in one search, many one scale at a time (the first usually answers)."""
     pool = seen.pool()
     if len(pool) > MAX_POOL_FOR_PAIRS:
         return f"not tested: {len(pool):,} numbers seen, too many for a pair to mean anything"
-    ways = (("sum of {b:g} and {a:g}", lambda lo, hi: (lo - pool, hi - pool), lambda m: m - pool),
-            ("difference of {a:g} and {b:g}", lambda lo, hi: (pool + lo, pool + hi),
-             lambda m: pool + m),
-            ("ratio of {a:g} to {b:g}", lambda lo, hi: (pool * lo, pool * hi), lambda m: pool * m),
-            ("change from {b:g} to {a:g}", lambda lo, hi: (pool * (1 + lo), pool * (1 + hi)),
-             lambda m: pool * (1 + m)))
-    for scale in SCALES:
-        lo, hi = low / scale, high / scale
-        for i, (text, bounds, other) in enumerate(ways):
-            if i == 3 and hi >= 1:
-                continue  # a change of more than 100%: no percentage reads that way
-            found = np.nonzero(seen.any_between(*bounds(lo, hi)))[0]
-            if len(found):
-                b = float(pool[found[0]])
-                return text.format(a=float(other((lo + hi) / 2)[found[0]]), b=b) + " (values seen)"
+    lows, highs = low / SCALE_FACTORS, high / SCALE_FACTORS
+    per_search = max(1, LOOKUPS_PER_SEARCH // (len(WAYS) * max(len(pool), 1)))
+    for start in range(0, len(SCALES), per_search):
+        lo, hi = lows[start:start + per_search, None], highs[start:start + per_search, None]
+        found = seen.any_between(  # by scale, way and b
+            *(np.stack([operand(m, pool) for _, operand in WAYS], axis=1) for m in (lo, hi)))
+        found[hi[:, 0] >= 1, -1] = False  # no change of 100% or more
+        by_way = found.any(axis=2)
+        if by_way.any():
+            scale, way = divmod(int(by_way.argmax()), len(WAYS))
+            b = pool[int(found[scale, way].argmax())]  # the smallest
+            text, operand = WAYS[way]
+            middle = (float(lo[scale, 0]) + float(hi[scale, 0])) / 2
+            return text.format(a=float(operand(middle, b)), b=float(b)) + " (values seen)"
     return None
 
 
@@ -176,11 +204,8 @@ def answer_provenance(answer: str, trajectory: Trajectory) -> list[ValueSource]:
     seen = _Seen(trajectory)
     out = []
     for q in judged:
-        digits = _significant(q.text)
         low, high = _interval(q)
-        # a value written as precisely as the answer's first; a shorter one (3 for 3.00) after
-        hit = next((h for need in (digits, None) for scale in SCALES
-                    if (h := seen.first(low / scale, high / scale, need)) is not None), None)
+        hit = seen.first(low, high, _significant(q.text))
         if hit is not None:
             out.append(ValueSource(text=q.text, status="seen", step=hit[0], tool=hit[1],
                                    where=hit[2], place=hit[3]))
