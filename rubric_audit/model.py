@@ -7,6 +7,7 @@ Archipelago names onto them. Everything here is plain data: no I/O, no behaviour
 from __future__ import annotations
 
 import hashlib
+from functools import cached_property
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
@@ -110,8 +111,21 @@ class Benchmark(Record):
     worlds: list[World]
 
     def task(self, key: str) -> Task | None:
-        """The task with this id or name."""
-        return next((t for t in self.tasks if key in (t.id, t.name)), None)
+        """The first task whose id or name is `key` (ids are unique; a name can be shared)."""
+        if self._task_keys[0] is not self.tasks:  # a copy given other tasks (model_copy)
+            del self._task_keys
+        return self._task_keys[1].get(key)
+
+    @cached_property
+    def _task_keys(self) -> tuple[list[Task], dict[str, Task]]:
+        """Each id and name to the first task holding it, built once (tasks are not changed in
+        place), with the list it was built from: `model_copy` carries this over, so a copy given
+        other tasks builds its own."""
+        by_key: dict[str, Task] = {}
+        for t in self.tasks:
+            by_key.setdefault(t.id, t)
+            by_key.setdefault(t.name, t)
+        return self.tasks, by_key
 
     def world(self, world_id: str) -> World | None:
         return next((w for w in self.worlds if w.id == world_id), None)

@@ -36,6 +36,22 @@ def test_loads_generated_benchmark(tmp_path: Path, zipped: bool) -> None:
     assert [(s.name, len(s.messages)) for s in world.chat] == [("Budget team", 1)]
 
 
+def test_a_task_is_found_by_id_or_name_first_come_and_a_copy_finds_its_own(
+        tmp_path: Path) -> None:
+    # one task's name is another's id, and two tasks share a name: the first in order wins
+    bench = load_benchmark(make_benchmark(tmp_path / "b", tasks=[
+        make_task("task_1", task_name="task_2"), make_task("task_2", task_name="shared"),
+        make_task("task_3", task_name="shared")]))
+    first, second, third = bench.tasks
+    assert (bench.task("task_1"), bench.task("task_2"), bench.task("task_3")) == (
+        first, first, third)
+    assert bench.task("shared") is second and bench.task("name_task_1") is None
+    copy = bench.model_copy(update={"tasks": [third]})
+    assert copy.task("shared") is third and copy.task("task_1") is None
+    assert bench.task("shared") is second and bench.model_copy().task("task_1") is first
+    assert bench == load_benchmark(tmp_path / "b")  # looked up or not, equal
+
+
 def test_zip_with_wrapping_folder_and_apps_data_spelling(tmp_path: Path) -> None:
     root = make_benchmark(tmp_path / "b")
     folder = root / "worlds" / "world_a"
