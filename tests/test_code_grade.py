@@ -58,6 +58,88 @@ def test_a_duration_is_a_value_and_within_is_not_its_tolerance() -> None:
     assert verdict(deadline, "Deliver it within forty-five days of quarter-end.") == "pass"
 
 
+def test_a_window_beside_a_value_is_its_condition_not_its_tolerance() -> None:
+    """'Within 3 days' says where a share is measured: 74% is the target, not 74% +/- 3. A width
+    in the value's own terms stays a tolerance."""
+    share = "States that 74% of support tickets were closed within 3 days"
+    assert verdict(share, "74% of support tickets were closed within 3 days.") == "pass"
+    assert verdict(share, "71% of support tickets were closed within 3 days.") == "fail"
+    assert verdict("States the loss ratio is 64.2% (within 0.5 percentage points)",
+                   "The loss ratio is 64.6%.") == "pass"
+    assert verdict("States the budget is EUR 2.0m (within 5%)", "The budget is EUR 2.08m.") == "pass"
+    assert verdict("States the budget is EUR 2.0m (within 5%)", "The budget is EUR 2.2m.") == "fail"
+
+
+RIVALS = [  # (criterion, answer: the criterion's value said of a rival, the value said of it)
+    ("States Q4 churn of 2.1%",
+     "Monthly churn was 2.1% in Q3 and climbed to 4.8% in Q4 after the price rise.", "4.8%"),
+    ("States that Cohort B retained 61% of users",
+     "Retention was 61% for Cohort A and 38% for Cohort B.", "38%"),
+    ("States that online sales grew 14%", "In-store sales grew 14% while online sales grew 3%.",
+     "3%"),
+    ("States the 2025 readmission rate at the North site is 7.4%",
+     "| Site | 2024 | 2025 |\n|---|---|---|\n| North | 7.4% | 3.9% |\n| South | 8.8% | 5.1% |",
+     "3.9%"),
+    ("States that 55% of invoices were paid within 30 days",
+     "55% of invoices were paid within 60 days; within 30 days the share was 38%.", "38%"),
+]
+
+
+@pytest.mark.parametrize(("criterion", "answer", "own"), RIVALS)
+def test_a_value_said_of_a_rival_qualifier_decides_nothing(criterion: str, answer: str,
+                                                            own: str) -> None:
+    """The target value is in the answer, but said of another quarter, cohort, channel, column
+    or window than the criterion names, which the answer gives another value: no pass, and the
+    reason names both."""
+    result = grade_numeric(criterion, answer)
+    assert result.verdict == "not_applicable"
+    assert "so its value for the criterion's subject is not" in result.reason
+    assert own in result.reason
+
+
+@pytest.mark.parametrize(("criterion", "answer", "own"), RIVALS)
+def test_the_value_said_of_the_criterions_own_qualifier_still_decides(
+        criterion: str, answer: str, own: str) -> None:
+    """Asked for the value the answer does give the criterion's qualifier, the checker passes:
+    the rival's value beside it is no reason to abstain."""
+    [target] = grade_numeric(criterion, answer).checks
+    assert verdict(criterion.replace(target.target.text, own), answer) == "pass"
+
+
+def test_words_naming_another_value_of_the_criterion_are_no_qualifier() -> None:
+    """'2% terminal growth rate' names the criterion's condition, not which method's yield it
+    asks for: the answer's 'perpetuity growth method' is no rival of 'exit multiple'."""
+    criterion = "States the FCF yield assuming a 2% terminal growth rate is 8.2%"
+    assert verdict(criterion, "8.0% (perpetuity growth method) and 6.8% (exit multiple method)"
+                   ) == "fail"
+
+
+def test_a_change_from_one_value_to_another_binds_both() -> None:
+    """'Rose from X to Y': the answer's own 'from X' is the criterion's X, not an aside."""
+    criterion = "States that the gross margin rose from 12.0% to 14.5%"
+    assert verdict(criterion, "The gross margin rose from 12.0% to 14.5%.") == "pass"
+    assert verdict(criterion, "The gross margin rose from 12.0% to 13.9%.") == "fail"
+
+
+def test_a_document_number_is_no_quantity() -> None:
+    """'PO 2400' is an order's number; the answer's quantity is 1,500 units."""
+    assert verdict("States the order quantity is 2,400 units",
+                   "Purchase order PO 2400 covers 1,500 units.") == "fail"
+    assert verdict("States the settlement is $2,500", "Under Protocol 2500 the parties agreed a "
+                   "settlement of $1,800.") == "fail"
+
+
+def test_a_header_unit_of_another_scale_is_not_ignored() -> None:
+    """A column in kWh holds 1,250: it is not 1,250 MWh (and 8.2 in µg/mL, equal to 8.2 mg/L,
+    is not failed either: a unit the checker does not convert leaves it undecided)."""
+    table = "| Site | Consumption ({unit}) |\n|---|---|\n| Leeds | 1,250 |\n| York | 980 |"
+    criterion = "States annual consumption of 1,250 MWh at Leeds"
+    assert verdict(criterion, table.format(unit="kWh")) == "not_applicable"
+    assert verdict(criterion, table.format(unit="MWh")) == "pass"
+    assert verdict("States a peak of 8.2 mg/L", "| Sample | Level (µg/mL) |\n|---|---|\n"
+                   "| Peak | 8.2 |") == "not_applicable"
+
+
 def test_rounding_rules_from_the_criterion_and_the_prompt() -> None:
     assert verdict("States EV of $2,360 million, rounded to the nearest million",
                    "EV is $2,360.4 million") == "pass"

@@ -80,10 +80,30 @@ def test_a_number_is_never_read_cut_short() -> None:
 @pytest.mark.parametrize("text", [
     "In FY2025 the firm grew", "Store K01 leads", "on 2 April 2025", "clause 14.1 applies",
     "more than 5% of stores", "at least 3 stores", "in 2024 and 2025", "Q3 results",
-    "the 2025E EBITDA",
+    "the 2025E EBITDA", "Purchase order PO 3150 was raised", "see P.O. 3150", "RFQ 1187 closed",
+    "Batch 4410 failed release", "under Protocol 2207", "GRN 5521 booked", "AUC0-12 rose",
+    "the CL0-24 estimate",
 ])
 def test_identifiers_dates_references_and_thresholds_are_not_quantities(text: str) -> None:
     assert find_quantities(text) == []
+
+
+def test_a_document_prefix_leaves_the_quantities_beside_it() -> None:
+    """'PO 7731' is the order's number; '2,400 units' and 'USD100-200' are still read."""
+    assert [(q.value, q.noun) for q in find_quantities("PO 7731 covers 2,400 units")] == [
+        (2400, "unit")]
+    assert [q.value for q in find_quantities("a band of USD100-200")] == [100, 200]
+
+
+@pytest.mark.parametrize(("text", "unit"), [
+    ("18.6 µg·h/mL", "µg·h/mL"), ("18.6 μg·h/ml", "µg·h/mL"), ("18.6 ug⋅h/mL", "µg·h/mL"),
+    ("400 mcg", "µg"), ("1,240 ng/mL", "ng/mL"), ("3 mmol/l", "mmol/L"), ("12 MWh", "MWh"),
+    ("12 mW", "mW"), ("5 Kg", "kg"), ("25 mg/kg/day", "mg/kg/day"),
+])
+def test_a_unit_of_measure_is_read_whole_and_written_one_way(text: str, unit: str) -> None:
+    """The unit a value is measured in is what it counts: its prefix sets its scale, so ng·h/mL
+    and µg·h/mL are different units (and MW is not mW)."""
+    assert one(f"It was {text} at peak.").noun == unit
 
 
 def test_thresholds_are_returned_when_asked() -> None:

@@ -2,9 +2,11 @@
 
 Each value gets its segment (sentence, line, list item or table row), its label (the words since
 the previous value and up to the next, with its table column's header), the names said beside it,
-and the unit a header, a line label or a phrase gives a bare number ("Margin change (pp): 23").
-Values given for comparison ("from X", "versus X") or as a change ("by X") are marked, so the
-checker does not take them for the answer's claim. Every pass is linear in the answer.
+and the unit a header, a line label or a phrase gives a bare number ("Margin change (pp): 23",
+"AUC (ng·h/mL)"). Values given for comparison ("from X", "versus X") or as a change ("by X") are
+marked, so the checker does not take them for the answer's claim. Each value also gets the
+qualifiers its clause says it of ("Tier-1", "FY2023", "with placebo"), so the checker can tell a
+value said of a rival of the criterion's subject. Every pass is linear in the answer.
 """
 
 from __future__ import annotations
@@ -16,15 +18,18 @@ import re
 from dataclasses import dataclass, replace
 
 from rubric_audit.checks.numbers import (
+    CURRENCY_CODES,
     CURRENCY_SYMBOLS,
+    MEASURE_UNIT,
     SCALES,
     Quantity,
     find_quantities,
     find_ranges,
     find_word_numbers,
+    measure_unit,
     with_unit,
 )
-from rubric_audit.checks.text import content_tokens
+from rubric_audit.checks.text import STOPWORDS, content_tokens, stem
 
 NAME = re.compile(r"(?<=[a-z0-9,;:.'\u2019)]\s)[A-Z][a-z]{2,}(?:[-'][A-Z][a-z]+)?"
                   r"(?:\s[A-Z0-9]\b(?![.,]\d))?")
@@ -60,6 +65,25 @@ UNIT_MARK = re.compile(
     r"(?P<cur>[$€£¥]|\b(?:USD|EUR|GBP|NOK|SEK|DKK|CHF|JPY|CAD|AUD)\b)\s?"
     r"(?P<cscale>k|m|mm|mn|bn|000s?|'000|thousands|millions|billions)?\b"
     r"|\b(?P<scale>thousands|millions|billions|'000s?|000s)\b")
+HEADER_MEASURE = re.compile(rf"\(\s*({MEASURE_UNIT})\s*\)|\bin\s+({MEASURE_UNIT})")
+# What says which of several like values a value is: a period, tier, phase, arm or window
+# ("FY2024", "Q3", "Tier-2", "Phase 3", "Arm B", "2025", "30 days"), or a word.
+QUALIFIER_CODE = (
+    r"(?P<period>(?i:fy|cy)\s?'?|(?i:q|h))(?P<pn>\d{1,4})\b"
+    r"|(?P<word>(?i:tiers?|phases?|arms?|cohorts?|waves?|groups?|stages?|levels?|grades?|sites?|"
+    r"rounds?|cycles?|years?|weeks?|days?|months?|quarters?|periods?|segments?|regions?|zones?|"
+    r"plans?|options?|scenarios?))[\s-]?(?P<wn>\d{1,3}|[A-H]|[IVX]{1,4})\b"
+    r"|(?P<year>(?:19|20)\d\d)(?![\d%]|[,.]\d)\b"
+    r"|(?P<count>\d{1,4})[\s-](?:(?i:business|calendar|working)\s)?"
+    r"(?P<unit>(?i:days?|weeks?|months?|years?|hours?|hrs?|minutes?|mins?))\b")
+QUALIFIER = re.compile(rf"\b(?:{QUALIFIER_CODE})")
+TERM = re.compile(rf"\b(?:{QUALIFIER_CODE})|(?P<number>\d[\d,.]*(?:[%×]|x\b)?)|(?P<w>[A-Za-z]+)")
+ARTICLES = frozenset(("the", "a", "an"))
+UNIT_FAMILY = {"hr": "hour", "min": "minute"}
+CLAUSE_BREAK = re.compile(r"\n|[.!?;](?=\s|$)|,(?=\s)|[()\[\]]|\s[-–—]\s|\b(?:vs\.?|versus|"
+                          r"while|whereas|but|and|compared\s+(?:with|to)|against|"
+                          r"relative\s+to)\b", re.I)
+NEARBY = 4  # words on each side of a value whose place beside it is noted
 MAX_LABELLED_LINE = 2000  # longer lines are prose, not a table row or a labelled value
 HEADER_SCALES = SCALES | {"000": 1e3, "000s": 1e3}  # a column headed '000 or 000s
 LABEL = re.compile(r"^[^:|=]{1,80}(?:[:=]|\s[-–]\s)")
@@ -73,6 +97,24 @@ def names_in(text: str, first_word: bool = False) -> frozenset[str]:
         found |= {m.group(1).lower() for m in FIRST_NAME.finditer(text)}
     return frozenset(found - NOT_NAMES)
 
+
+@dataclass(frozen=True)
+class Qualified:
+    """What each of an answer's values is said of, and what tells two qualifiers of one kind.
+
+    `said[i]`: the qualifiers (codes and content words, `terms`) of value i's clause, of the
+    valueless clauses nearest it and of its column header. `nearby[i]`: (word, place) for the
+    words up to NEARBY before (place < 0) or after it in its clause. `headings`: per term,
+    the tables whose columns (or rows) it heads. `holders`: per term, the values it is said of
+    (groups shared by the values of one clause, so the reading stays linear). `written`: each
+    term as first written.
+    """
+
+    said: tuple[frozenset[str], ...]
+    nearby: tuple[frozenset[tuple[str, int]], ...]
+    headings: dict[str, frozenset[tuple[int, str]]]
+    holders: dict[str, tuple[tuple[int, ...], ...]]
+    written: dict[str, str]
 
 
 @dataclass(frozen=True)
@@ -88,12 +130,19 @@ class Reading:
     segment_names: tuple[frozenset[str], ...]
     labels: tuple[frozenset[str], ...]
     label_names: tuple[frozenset[str], ...]
+    headers: tuple[str, ...]  # per value, its table column's header ("" outside tables)
+    bounds: tuple[int, ...]  # where each segment starts (and the end)
     references: frozenset[int]  # values given for comparison: 'from X', 'versus X'
     changes: frozenset[int]  # values given as a change: 'improved by X'
     ranges: tuple[tuple[Quantity, Quantity], ...]
     thresholds: tuple[Quantity, ...]
     refusal: bool
     saved_file: bool
+
+    @functools.cached_property
+    def qualified(self) -> Qualified:
+        """What each value is said of: read when a decision needs it, not for every answer."""
+        return _qualify(self.text, self.quantities, self.headers, self.bounds)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -133,13 +182,163 @@ def read_answer(answer: str) -> Reading:
         segments=tuple(frozenset(content_tokens(p + " " + lab))
                        for p, lab in zip(pieces, label_of_piece, strict=True)),
         segment_names=_segment_names(pieces),
-        labels=tuple(labels), label_names=tuple(label_names), references=references,
+        labels=tuple(labels), label_names=tuple(label_names), headers=tuple(headers),
+        bounds=tuple(bounds), references=references,
         changes=frozenset(i for i, q in enumerate(quantities)
                           if re.search(r"\bby\s*$", answer[max(0, q.start - 8):q.start])),
         ranges=tuple(find_ranges(answer, list(quantities))),
         thresholds=tuple(q for q in find_quantities(answer, thresholds=True)
                          if q.start not in starts),
         refusal=bool(REFUSAL.search(answer)), saved_file=bool(SAVED_FILE.search(answer)))
+
+
+def terms(text: str) -> list[tuple[str, str, int]]:
+    """The words of `text` in order as (key, as written, start): a qualifier code keyed by its
+    kind and value ("Tier-2" -> tier:2, "FY24" -> fy:2024, "30 days" -> day:30), a number (or
+    its currency code or scale word) as '#', a stopword as itself, any other word by its stem;
+    articles left out, so "with the placebo" puts 'placebo' two words after a value before it."""
+    out = []
+    for m in TERM.finditer(text):
+        g = m.groupdict()
+        written, word = m.group(0), m.group(0).lower()
+        if g["period"]:
+            kind, value = g["period"].strip(" '").lower(), g["pn"]
+            key = f"{kind}:{'20' + value if kind in ('fy', 'cy') and len(value) == 2 else value}"
+        elif g["word"]:
+            key = f"{stem(g['word'].lower())}:{g['wn'].upper()}"
+        elif g["year"]:
+            key = f"year:{g['year']}"
+        elif g["count"]:
+            unit = g["unit"].lower().rstrip("s")
+            key = f"{UNIT_FAMILY.get(unit, unit)}:{g['count']}"
+        elif g["number"] or word in SCALES or written.upper() in CURRENCY_CODES:
+            key = "#"
+        elif word in ARTICLES:
+            continue
+        else:
+            key = word if word in STOPWORDS else stem(word)
+        out.append((key, written, m.start()))
+    return out
+
+
+def is_qualifier(key: str) -> bool:
+    """A code or a content word: what can say which value is meant (not '#' or 'with')."""
+    return ":" in key or (key != "#" and len(key) > 1 and key not in STOPWORDS)
+
+
+def _qualify(answer: str, quantities: tuple[Quantity, ...], headers: tuple[str, ...],
+             bounds: tuple[int, ...]) -> Qualified:
+    """What each value is said of (`Qualified`). Clauses are stretches of a line between commas,
+    brackets, dashes, 'and', 'vs', 'while' ... (a table row is one); a clause holding no value
+    (", in FY2024,") speaks of the nearest clause of its segment that does."""
+    clauses, tables = _clauses(answer)
+    clause_starts = [a for a, _ in clauses]
+    codes = [m.span() for m in QUALIFIER.finditer(answer)]
+    code_starts = [a for a, _ in codes]
+    valued: dict[int, list[int]] = {}
+    for i, q in enumerate(quantities):
+        k = bisect.bisect_right(code_starts, q.start) - 1
+        if k >= 0 and q.start < codes[k][1]:
+            continue  # "30 days" names a window: a qualifier, not a value it qualifies
+        valued.setdefault(bisect.bisect_right(clause_starts, q.start) - 1, []).append(i)
+    owner = _nearest_valued(clauses, [bisect.bisect_right(bounds, a) - 1 for a, _ in clauses],
+                            valued)
+    written: dict[str, str] = {}
+    headings: dict[str, set[tuple[int, str]]] = {}
+    by_clause: dict[int, set[str]] = {}
+    nearby: list[frozenset[tuple[str, int]]] = [frozenset()] * len(quantities)
+    for n, (a, b) in enumerate(clauses):
+        sequence = terms(answer[a:b])
+        keys = {key for key, _, _ in sequence if is_qualifier(key)}
+        for key, text, _ in sequence:
+            written.setdefault(key, text)
+        if a in tables:  # a row: its first cell labels it, as other rows' first cells do theirs
+            first = answer.find("|", answer.find("|", a) + 1, b)
+            for key, _, start in sequence:
+                if is_qualifier(key) and (first < 0 or a + start < first):
+                    headings.setdefault(key, set()).add((tables[a], "row"))
+        if owner[n] is not None:
+            by_clause.setdefault(owner[n], set()).update(keys)
+        starts = [a + start for _, _, start in sequence]
+        for i in valued.get(n, ()):
+            at = bisect.bisect_left(starts, quantities[i].start)
+            nearby[i] = frozenset(
+                (sequence[at + d][0], d) for d in range(-NEARBY, NEARBY + 1)
+                if d and 0 <= at + d < len(sequence) and sequence[at + d][0] != "#")
+    said_of_clause = {n: frozenset(keys) for n, keys in by_clause.items()}
+    said = [frozenset[str]()] * len(quantities)
+    holders: dict[str, list[tuple[int, ...]]] = {}
+    for n, values in valued.items():
+        group = tuple(values)
+        for i in values:
+            said[i] = said_of_clause.get(n, frozenset())
+        for key in said_of_clause.get(n, ()):
+            holders.setdefault(key, []).append(group)
+    for i, header in enumerate(headers):
+        if not header:
+            continue
+        table = tables[clauses[bisect.bisect_right(clause_starts, quantities[i].start) - 1][0]]
+        sequence = terms(header)
+        keys = {key for key, _, _ in sequence if is_qualifier(key)}
+        for key, text, _ in sequence:
+            written.setdefault(key, text)
+        said[i] = said[i] | keys
+        for key in keys:
+            holders.setdefault(key, []).append((i,))
+            headings.setdefault(key, set()).add((table, "column"))
+    return Qualified(said=tuple(said), nearby=tuple(nearby),
+                     headings={k: frozenset(v) for k, v in headings.items()},
+                     holders={k: tuple(v) for k, v in holders.items()}, written=written)
+
+
+def _clauses(answer: str) -> tuple[list[tuple[int, int]], dict[int, int]]:
+    """The answer's clauses as (start, end), and for each table row's clause the start of its
+    table. A table row is one clause; prose lines are cut at CLAUSE_BREAK."""
+    clauses: list[tuple[int, int]] = []
+    tables: dict[int, int] = {}
+    table = None
+    position = 0
+    for line in answer.split("\n"):
+        end = position + len(line)
+        if line.lstrip().startswith("|"):
+            table = position if table is None else table
+            if not TABLE_SEPARATOR.match(line):
+                clauses.append((position, end))
+                tables[position] = table
+        else:
+            table = None
+            cuts = [position] + [x for m in CLAUSE_BREAK.finditer(line)
+                                 for x in (position + m.start(), position + m.end())] + [end]
+            clauses += [(a, b) for a, b in zip(cuts[::2], cuts[1::2], strict=True)
+                        if answer[a:b].strip()]
+        position = end + 1
+    return clauses, tables
+
+
+def _nearest_valued(clauses: list[tuple[int, int]], segment: list[int],
+                    valued: dict[int, list[int]]) -> list[int | None]:
+    """Per clause, itself if it holds a value, else the nearest clause of its segment that does
+    (the one before on a tie: '8.3% (Tier-2)')."""
+    before: list[int | None] = []
+    last = None
+    for n in range(len(clauses)):
+        last = n if n in valued else (last if last is not None
+                                      and segment[last] == segment[n] else None)
+        before.append(last)
+    after: list[int | None] = [None] * len(clauses)
+    following = None
+    for n in range(len(clauses) - 1, -1, -1):
+        following = n if n in valued else (following if following is not None
+                                           and segment[following] == segment[n] else None)
+        after[n] = following
+    out: list[int | None] = []
+    for n, (a, b) in enumerate(clauses):
+        back, ahead = before[n], after[n]
+        if back is None or ahead is None:
+            out.append(back if ahead is None else ahead)
+        else:
+            out.append(back if a - clauses[back][1] <= clauses[ahead][0] - b else ahead)
+    return out
 
 
 def _segment_names(pieces: list[str]) -> tuple[frozenset[str], ...]:
@@ -164,13 +363,16 @@ def _line_labels(answer: str) -> dict[int, str]:
 
 
 def _unit_template(label: str) -> Quantity | None:
-    """The unit a header, label or phrase gives bare numbers: '(pp)', '$m', 'USD 000s'."""
+    """The unit a header, label or phrase gives bare numbers: '(pp)', '$m', 'USD 000s',
+    '(ng·h/mL)'."""
     marks = list(UNIT_MARK.finditer(label))
-    if not marks:
-        return None
-    m = marks[-1]
     base = Quantity(value=1.0, dimension="plain", currency=None, scale=1.0, decimals=0,
                     text="", start=0, end=0)
+    if not marks:
+        measure = HEADER_MEASURE.search(label)
+        return replace(base, noun=measure_unit(measure.group(1) or measure.group(2))) \
+            if measure else None
+    m = marks[-1]
     if m.group("bps"):
         return replace(base, dimension="percent", scale=0.01)
     if m.group("pct"):

@@ -5,12 +5,16 @@ A criterion's targets are the quantities after its last copula ("... IRR at 15.0
 criterion ("accept A to B", "15.6% within 0.2 of it", "+/- X", "to one decimal", "nearest
 million"), else from the prompt's rounding or tolerance sentences ("to the nearest $ million",
 "nearest 0.01%", "in $m to one decimal place"), else from the criterion's own precision ("2.1bn"
-accepts what rounds to it, 2.07bn). "Within 14 days" is a value, not a tolerance.
+accepts what rounds to it, 2.07bn). "Within 14 days" is a value, not a tolerance, and beside
+another value ("68% of purchases within 7 days") a condition of it.
 
 The answer is read where it speaks of the criterion's subject: a value binds to a target through
 its segment (sentence, line, list item or table row) and the words it shares with the criterion;
-bare numbers take the unit a table header, a label or their sentence gives them. Criteria whose
-claim is not a number (yes/no, a choice, a named entity) are not decided by number overlap.
+bare numbers take the unit a table header, a label or their sentence gives them. A value the
+answer says of a rival of the criterion's qualifier ("7.9% with active treatment vs 3.1% with
+placebo" for a placebo rate of 7.9%; Tier-1 for Tier-2, FY2023 for FY2024) decides nothing: the
+checker abstains and says so. Criteria whose claim is not a number (yes/no, a choice, a named
+entity) are not decided by number overlap.
 Plain fails are decided where the final answer is the deliverable: a refusal, an answer with no
 number, a value the answer gives for the same subject and unit far outside the tolerance. Where
 the deliverable is a file, the checker abstains and says so.
@@ -25,7 +29,14 @@ from collections.abc import Collection, Iterator
 from dataclasses import dataclass, replace
 from typing import Any, Literal
 
-from rubric_audit.checks.answer import Reading, names_in, read_answer
+from rubric_audit.checks.answer import (
+    COMPARISON,
+    Reading,
+    is_qualifier,
+    names_in,
+    read_answer,
+    terms,
+)
 from rubric_audit.checks.numbers import SCALES, Quantity, find_quantities, find_ranges
 from rubric_audit.checks.text import content_tokens
 from rubric_audit.model import Attempt, CriterionGrade, Finding, Task
@@ -40,6 +51,7 @@ TOLERANCE_CLAUSE = re.compile(
     |\bwithin\s+(?:±|\+/[-−])?\s*(?:{_QTY})\s*(?:%|percent|bps?|basis\s+points?|percentage\s+points?
        |pp|bn|mm|m|k|million|billion|x)?\s*(?:of\b[^,.;()]*)?""",
     re.I | re.X)
+WINDOW_BEFORE = re.compile(r"\bwithin\s*$", re.I)
 COPULA = re.compile(r"\b(?:is|are|was|were|equals|to\s+be)\b|=", re.I)
 DECIMALS = re.compile(r"(?:\bto|\bat|\bwith|\bin)\s+(\d|zero|one|two|three|four|five|six)\s+"
                       r"(?:decimal|d\.?p\b|dp\b)|\b(\d)\s*d\.?p\b", re.I)
@@ -123,7 +135,8 @@ class TargetCheck:
     matched: list[Quantity]
     missed: list[Quantity]
     hedged: bool
-    outcome: Literal["pass", "fail", "not_found"]
+    outcome: Literal["pass", "fail", "not_found", "other_subject"]
+    note: str = ""  # why the outcome is other_subject
 
 
 @dataclass(frozen=True)
@@ -140,8 +153,9 @@ class CodeVerdict:
 def split_criterion(text: str) -> tuple[str, str]:
     """(the criterion without its tolerance clauses, the tolerance clauses).
 
-    "Within X" is a tolerance only when it qualifies a value already stated and X is not a
-    duration or a count ("within 14 days" is the value; "within policy" has none).
+    "Within X" is a tolerance only when it qualifies a value already stated and X can measure
+    that value's distance: "within 14 days" is a value (X counts days; a share of purchases
+    "within 7 days" is not 68% +/- 7), "within policy" has none.
     """
     clauses = []
     for m in TOLERANCE_CLAUSE.finditer(text):
@@ -151,12 +165,21 @@ def split_criterion(text: str) -> tuple[str, str]:
             continue
         if clause.lower().startswith("within"):
             stated_before = find_quantities(text[:m.start()])
-            if not stated_before or any(q.noun for q in quantities[:1]):
+            width = next((q for q in find_quantities(text) if q.start >= m.start()), None)
+            if not stated_before or width is None or not _can_be_width(width, stated_before[-1]):
                 continue
         clauses.append(clause)
     for clause in clauses:
         text = text.replace(clause, " ")
     return text, " ".join(clauses)
+
+
+def _can_be_width(width: Quantity, value: Quantity) -> bool:
+    """Whether `width` can be a distance from `value`: not a count or duration ("7 days"), and a
+    bare number, the value's own unit or a percentage of it ("within 5%")."""
+    if width.noun:
+        return False
+    return width.dimension in ("plain", "percent", value.dimension)
 
 
 def criterion_targets(criterion: str) -> list[Quantity]:
@@ -166,13 +189,23 @@ def criterion_targets(criterion: str) -> list[Quantity]:
 
 
 def _targets_and_conditions(body: str) -> tuple[list[Quantity], list[Quantity]]:
-    """(targets, condition quantities) of a criterion with its tolerance clauses removed."""
+    """(targets, condition quantities) of a criterion with its tolerance clauses removed.
+
+    The targets are the values after the last copula. A window ("within 48 hours") says where a
+    value is measured: beside another value it is a condition, so in "92% of orders were
+    delivered within 48 hours" the 'were' states no value and 92% is the target."""
     copulas = list(COPULA.finditer(body))
     found = find_quantities(body)
+    windows = [q for q in found if q.noun and WINDOW_BEFORE.search(body, max(0, q.start - 12),
+                                                                      q.start)]
+    claims = [q for q in found if q not in windows] or found
     if not copulas:
-        return found, []
+        return claims, [q for q in found if q not in claims]
     cut = copulas[-1].end()
-    return [q for q in found if q.start >= cut], [q for q in found if q.start < cut]
+    targets = [q for q in claims if q.start >= cut]
+    if not targets and any(q.start >= cut for q in windows):
+        targets = claims
+    return targets, [q for q in found if q not in targets]
 
 
 def _display(q: Quantity, target: Quantity) -> float:
@@ -277,6 +310,9 @@ def _tolerance_sentences(prompt: str) -> str:
     return " ".join(kept)
 
 
+Role = Literal["level", "change", "compared"]
+
+
 @dataclass(frozen=True)
 class Claim:
     """A criterion read once: its targets with tolerance and subject, and what it claims."""
@@ -284,12 +320,14 @@ class Claim:
     targets: tuple[Quantity, ...]
     tolerances: tuple[Tolerance, ...]
     subjects: tuple[frozenset[str], ...]
+    qualifiers: tuple[frozenset[str], ...]  # per target, the terms that may say which it is
+    mentioned: frozenset[str]  # every term of the criterion
     names: frozenset[str]
     context: frozenset[tuple[str, float]]
     not_numeric: str | None
     file_deliverable: bool
     limit: bool  # the criterion speaks of a cap, limit or threshold: "up to X" states it
-    levels: tuple[bool, ...]  # per target: a level, not a change ("falls by X")
+    roles: tuple[Role, ...]  # per target: a level, a change ("falls by X") or compared ("from X")
 
 
 def _prompt_choice(prompt: str, body: str) -> bool:
@@ -335,12 +373,42 @@ def read_claim(criterion: str, prompt: str) -> Claim:
         targets=tuple(targets),
         tolerances=tuple(_range_tolerance(body, t, targets)
                          or tolerance_for(t, tolerance_text, prompt) for t in targets),
-        subjects=tuple(subjects), names=names_in(body), context=context,
+        subjects=tuple(subjects), qualifiers=tuple(_qualifiers(body, t) for t in targets),
+        mentioned=frozenset(key for key, _, _ in terms(body) if is_qualifier(key)),
+        names=names_in(body), context=context,
         not_numeric=not_numeric_reason(body, prompt),
         file_deliverable=bool(FILE_DELIVERABLE.search(prompt)) and not REPLY_HERE.search(prompt),
         limit=bool(LIMIT_WORDS.search(body)),
-        levels=tuple(not CHANGE_BEFORE.search(body, max(0, t.start - 24), t.start)
-                     for t in targets))
+        roles=tuple(_role(body, t) for t in targets))
+
+
+def _role(body: str, target: Quantity) -> Role:
+    """What a criterion's target is: a change ("falls by X"), the value compared with ("rose
+    from X to Y": the answer's own 'from X' is then its claim, not an aside), or a level."""
+    if CHANGE_BEFORE.search(body, max(0, target.start - 24), target.start):
+        return "change"
+    if COMPARISON.search(body, max(0, target.start - 40), target.start):
+        return "compared"
+    return "level"
+
+
+def _qualifiers(body: str, target: Quantity) -> frozenset[str]:
+    """The terms of a criterion that may say which value it means: its codes (Tier-2, FY2024, a
+    window of 14 days) and its content words, but for the words that name another of its values
+    ("assuming a 10% WACC and 2% terminal growth rate", "5% of pre-tax income")."""
+    sequence = [key for key, _, _ in terms(body[:target.start] + " " + body[target.end:])]
+    naming = set()
+    for n, key in enumerate(sequence):
+        if key != "#":
+            continue
+        for step in (-1, 1):
+            k = n + step
+            while 0 <= k < len(sequence) and ":" not in sequence[k] \
+                    and (is_qualifier(sequence[k]) or sequence[k] == "of"):
+                naming.add(k)
+                k += step
+    return frozenset(key for n, key in enumerate(sequence)
+                     if is_qualifier(key) and n not in naming)
 
 
 def _digits(text: str) -> str:
@@ -420,7 +488,71 @@ def _score(reading: Reading, index: int, subject: frozenset[str], names: frozens
 def check_target(target: Quantity, tolerance: Tolerance, answer: str,
                  context: Collection[tuple[str, float]] = (), subject: frozenset[str] = frozenset(),
                  names: frozenset[str] = frozenset(), limit: bool = False,
-                 level: bool = True) -> TargetCheck:
+                 role: Role = "level", qualifiers: frozenset[str] = frozenset(),
+                 mentioned: frozenset[str] = frozenset()) -> TargetCheck:
+    """Whether the answer states the target where it speaks of the target's subject, and not
+    only in values it says of a rival of that subject (`_said_of_another`; `qualifiers` are the
+    criterion's terms that may say which value it means, `mentioned` all its terms)."""
+    check = _bind(target, tolerance, answer, context, subject, names, limit, role)
+    reading = read_answer(answer)
+    kin = [i for i, q in enumerate(reading.quantities) if q.compatible(target)]
+    if check.outcome not in ("pass", "fail") or check.hedged or len(kin) < 2:
+        return check  # no other value of the target's kind can be said of its qualifier
+    deciding = {id(q) for q in (check.matched if check.outcome == "pass" else check.missed)}
+    holders = {w: list(itertools.islice(
+        (j for group in reading.qualified.holders.get(w, ()) for j in group
+         if reading.quantities[j].compatible(target)), 2)) for w in qualifiers}
+    notes = [_said_of_another(reading, i, holders, mentioned) for i in kin
+             if id(reading.quantities[i]) in deciding]
+    if notes and len(notes) == len(deciding) and all(notes):
+        return replace(check, outcome="other_subject", note=notes[0])
+    return check
+
+
+def _said_of_another(reading: Reading, index: int, holders: dict[str, list[int]],
+                     mentioned: frozenset[str]) -> str | None:
+    """Why the value at `index` is said of another subject than the criterion's, or None.
+
+    It is when it is said of a qualifier the criterion does not name (Tier-1, FY2023, 'active
+    treatment', 30 days) of the same kind as one the criterion names (Tier-2, FY2024,
+    'placebo', 14 days), which the answer says of another value of the target's kind instead:
+    "7.9% with active treatment vs 3.1% with placebo" is no placebo rate of 7.9%. `holders`:
+    per criterion qualifier, the values of the target's kind said of it.
+    """
+    qualified = reading.qualified
+    own = qualified.said[index]
+    for wanted in sorted(set(holders) - own):
+        for holder in (j for j in holders[wanted] if j != index):
+            for rival in sorted(own - mentioned):
+                if _same_kind(reading, (rival, index), (wanted, holder)):
+                    return (f"the answer gives {reading.quantities[index].text} for "
+                            f"{qualified.written[rival]} and {reading.quantities[holder].text} "
+                            f"for {qualified.written[wanted]}")
+    return None
+
+
+def _same_kind(reading: Reading, one: tuple[str, int], other: tuple[str, int]) -> bool:
+    """Whether two (term, the value it is said of) pairs name one kind of thing: one code with
+    two values (tier:1, tier:2), terms heading the columns or rows of one table, or terms in
+    one frame in one segment: as far from their values, each tied to it by the same word
+    ("4.6% in the test group against 3.9% in the control group": 'in' ties both)."""
+    (a, i), (b, j) = one, other
+    if ":" in a and ":" in b:
+        return a.split(":")[0] == b.split(":")[0]
+    qualified = reading.qualified
+    if qualified.headings.get(a, frozenset()) & qualified.headings.get(b, frozenset()):
+        return True
+    if reading.segment_of[i] != reading.segment_of[j]:
+        return False
+    mine, theirs = qualified.nearby[i], qualified.nearby[j]
+    places = {d for t, d in mine if t == a} & {d for t, d in theirs if t == b}
+    return any((t, tie) in theirs for t, tie in mine for place in places
+               if t not in (a, b) and 0 < tie / place < 1)
+
+
+def _bind(target: Quantity, tolerance: Tolerance, answer: str,
+          context: Collection[tuple[str, float]], subject: frozenset[str],
+          names: frozenset[str], limit: bool, role: Role) -> TargetCheck:
     """Whether the answer states the target where it speaks of the target's subject.
 
     A value binds to the target through its label (the words since the previous value) and its
@@ -435,8 +567,9 @@ def check_target(target: Quantity, tolerance: Tolerance, answer: str,
         return _range_end(target, tolerance, reading)
     pool = list(reading.quantities) + (list(reading.thresholds) if limit else [])
     candidates = [i for i, q in enumerate(pool)
-                  if i < len(reading.quantities) and i not in reading.references
-                  and not (level and i in reading.changes)
+                  if i < len(reading.quantities)
+                  and (role == "compared" or i not in reading.references)
+                  and (role == "change" or i not in reading.changes)
                   and _compatible(q, target) and not _is_context(q, context, target)]
     if limit:
         candidates += [i for i in range(len(reading.quantities), len(pool))
@@ -454,7 +587,7 @@ def check_target(target: Quantity, tolerance: Tolerance, answer: str,
     best = max(scores.values())
     bound = [i for i in candidates if scores[i] == best] if best > 0 else candidates
     near = [i for i in bound if _near(reading.quantities[i], target, tolerance)]
-    if not near and best > 0 and len(bound) == 1 and level:
+    if not near and best > 0 and len(bound) == 1 and role != "change":
         i = bound[0]
         q = reading.quantities[i]
         shared = len(subject & reading.labels[i])
@@ -555,9 +688,15 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
         return _bare_answer(claim, bare.group(1))
     reading = read_answer(answer)
     checks = [check_target(t, tol, answer, claim.context, subject, claim.names, claim.limit,
-                           level)
-              for t, tol, subject, level in zip(claim.targets, claim.tolerances, claim.subjects,
-                                                claim.levels, strict=True)]
+                           role, qualifiers, claim.mentioned)
+              for t, tol, subject, role, qualifiers in zip(
+                  claim.targets, claim.tolerances, claim.subjects, claim.roles, claim.qualifiers,
+                  strict=True)]
+    elsewhere = [c for c in checks if c.outcome == "other_subject"]
+    if elsewhere:
+        return CodeVerdict("not_applicable", "; ".join(
+            f"{c.note}, so its value for the criterion's subject is not {c.target.text}"
+            for c in elsewhere), checks)
     missing = [c for c in checks if c.outcome == "not_found"]
     if missing:
         return _missing(claim, reading, checks, missing, artifacts)

@@ -60,7 +60,9 @@ _REFERENCE_WORDS = (
     "ifrs|ias|asc|irc|iso|stages?|levels?|scenarios?|series|lots?|buildings?|routes?|"
     "orders?|contracts?|loans?|patents?|bills?|acts?|years?|quarters?|months?|weeks?|days?|"
     "options?|nos?|numbers?|ids?|refs?|references?|sku|serial|reg|scopes?|workstreams?|waves?|"
-    "drg|cpt|icd(?:-10)?|ndc|hcpcs|naics|npi|isin|cusip|ein")
+    "drg|cpt|icd(?:-10)?|ndc|hcpcs|naics|npi|isin|cusip|ein|"
+    "po|p\\.o|rf[qpi]s?|grns?|asns?|ncrs?|batch(?:es)?|protocols?|requisitions?|waybills?|awbs?")
+_CODES = "|".join(CURRENCY_CODES)
 _PAREN = r"\((?:\d{1,3}|[A-Za-z]{1,4})\)"
 _NOT_AN_AMOUNT = (r"(?!\s?(?:%|percent|per\s?cent|percentage|bps?\b|basis|[x×]\b|million|"
                   r"billion|thousand|bn\b|mm\b|[kmb]\b))")
@@ -81,12 +83,12 @@ IDENTIFIER = re.compile(
     |[$€£]\s?'?000s?\b
     |(?-i:\b\d+-(?:[A-Z]{{1,4}}\b|[a-z]{{1,3}}-\d)[\w\-]*)
     |(?-i:\b[A-Z][A-Za-z]*-\d[\w\-]*)
+    |\b(?!(?:{_CODES})\d)[A-Za-z]+\d+(?:[-–]\d+)+\b
     |(?m:^[ \t>*\-]*\(?\d{{1,3}}[.)](?=[ \t]))
     """,
     re.X | re.I,
 )
 
-_CODES = "|".join(CURRENCY_CODES)
 QUANTITY = re.compile(
     rf"""
     (?<![\w.,%)])
@@ -103,6 +105,12 @@ QUANTITY = re.compile(
     """,
     re.X,
 )
+# A unit of measure with an SI prefix, alone or compound: "mg", "µg·h/mL", "mmol/L", "MWh".
+_SI_PREFIX = "(?:[pnµμu]|mc|[mcdkKMGT])"
+_SI_BASE = "(?:g|L|l|mol|Wh|W|J|Pa|Hz)"
+_SI_FACTOR = rf"(?:{_SI_PREFIX}?{_SI_BASE}|hr|h|min|s|day|d)"
+MEASURE_UNIT = rf"{_SI_PREFIX}?{_SI_BASE}(?:[·⋅/]{_SI_FACTOR})*(?![\w·⋅/])"
+MEASURE_AFTER = re.compile(rf"\s?({MEASURE_UNIT})")
 PER_UNIT = re.compile(r"\s?(?:/\s?|per\s+)([A-Za-z]+)", re.I)
 RANGE_JOIN = re.compile(r"^\s*(?:-|–|—|to|and)\s*$", re.I)
 NOUN = re.compile(r"^\)?[\s-]?([A-Za-z]{2,})(?:[\s-]([A-Za-z]{2,}))?")
@@ -151,8 +159,20 @@ def _decimals(num: str) -> int:
     return len(num.split(".")[1]) if "." in num else 0
 
 
+def measure_unit(text: str) -> str:
+    """A unit of measure written one way: "μg·h/ml", "ug⋅h/mL" and "mcg·h/mL" are "µg·h/mL"."""
+    unit = re.sub(r"^(?:[μu]|mc)(?=[a-zA-Z])", "µ", text.strip())
+    unit = re.sub(r"(?<=[/·⋅])(?:[μu]|mc)(?=[a-zA-Z])", "µ", unit).replace("⋅", "·")
+    unit = re.sub(r"^K(?=[a-zA-Z])", "k", unit)
+    return re.sub(r"(?<![a-z])l\b|(?<=[µmdcnp])l\b", "L", unit)
+
+
 def _noun(after: str) -> str | None:
-    """The word a plain number counts, singular and lower case ("45 business days" -> day)."""
+    """The word a plain number counts, singular and lower case ("45 business days" -> day), or
+    the unit it is measured in ("1,240 ng/mL" -> ng/mL: its case tells mW from MW)."""
+    unit = MEASURE_AFTER.match(after)
+    if unit:
+        return measure_unit(unit.group(1))
     match = NOUN.match(after)
     if not match:
         return None
