@@ -140,6 +140,14 @@ def test_a_header_unit_of_another_scale_is_not_ignored() -> None:
                    "| Peak | 8.2 |") == "not_applicable"
 
 
+def test_a_rounding_step_written_with_a_currency_code() -> None:
+    """'Round to the nearest GBP 10k' is the prompt's precision, as '£10k' would be."""
+    criterion = "States the five-year cost is GBP 2,840,000"
+    prompt = "What is the five-year cost? Round to the nearest GBP 10k."
+    assert verdict(criterion, "The five-year cost is GBP 2,843,100.", prompt) == "pass"
+    assert verdict(criterion, "The five-year cost is GBP 2,843,100.") == "fail"
+
+
 def test_rounding_rules_from_the_criterion_and_the_prompt() -> None:
     assert verdict("States EV of $2,360 million, rounded to the nearest million",
                    "EV is $2,360.4 million") == "pass"

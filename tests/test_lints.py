@@ -76,6 +76,24 @@ def test_criterion_restates_premise() -> None:
     assert [(f.check, f.criterion_id) for f in found] == [("criterion_restates_premise", "c1")]
 
 
+@pytest.mark.parametrize(("prompt", "criterion"), [
+    ("Using the Q3 export, which store had the most returns?",
+     "Identifies the flagship store as the store with the most returns in Q3"),
+    ("The cohort of 1,200 users was split 50/50. Is the uplift statistically significant?",
+     "States that the uplift is statistically significant"),
+    ("Materiality is 5% of pre-tax profit. Is the GBP 140k misstatement material?",
+     "States that the misstatement is material"),
+    ("The licence caps annual revenue at GBP 2m. Did Harlow's revenue exceed the cap in 2025?",
+     "States that Harlow's revenue exceeded the cap in 2025"),
+])
+def test_an_answer_in_the_words_of_the_question_is_no_premise(prompt: str, criterion: str
+                                                               ) -> None:
+    """A superlative pick or a yes/no conclusion the prompt asks for is the answer, even when
+    every word of it comes from the question."""
+    t = task((criterion, ""), prompt=prompt)
+    assert checks(lints.criterion_restates_premise, t) == []
+
+
 def test_criterion_terms_absent_from_world() -> None:
     t = task(("Explains the impact of the carbon-offset programme on the margin", ""))
     [finding] = lints.criterion_terms_absent_from_world(t, WORLD)
@@ -110,3 +128,11 @@ def test_numeric_criterion_without_tolerance_is_info() -> None:
     [finding] = lints.numeric_criterion_without_tolerance(t, WORLD)
     assert finding.severity == "info"
     assert checks(lints.numeric_criterion_without_tolerance, SOUND) == []
+
+
+@pytest.mark.parametrize("rounding", ["Round to the nearest EUR 10k.",
+                                      "Give it to the nearest NOK million.",
+                                      "Round to the nearest USD 1,000."])
+def test_a_rounding_step_with_a_currency_code_is_a_stated_precision(rounding: str) -> None:
+    t = task(("States the EV is NOK 2,360.0m", ""), prompt=f"What is the EV? {rounding}")
+    assert checks(lints.numeric_criterion_without_tolerance, t) == []

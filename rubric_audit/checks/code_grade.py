@@ -37,7 +37,13 @@ from rubric_audit.checks.answer import (
     read_answer,
     terms,
 )
-from rubric_audit.checks.numbers import SCALES, Quantity, find_quantities, find_ranges
+from rubric_audit.checks.numbers import (
+    CURRENCY_CODES,
+    SCALES,
+    Quantity,
+    find_quantities,
+    find_ranges,
+)
 from rubric_audit.checks.text import content_tokens
 from rubric_audit.model import Attempt, CriterionGrade, Finding, Task
 
@@ -56,7 +62,8 @@ COPULA = re.compile(r"\b(?:is|are|was|were|equals|to\s+be)\b|=", re.I)
 DECIMALS = re.compile(r"(?:\bto|\bat|\bwith|\bin)\s+(\d|zero|one|two|three|four|five|six)\s+"
                       r"(?:decimal|d\.?p\b|dp\b)|\b(\d)\s*d\.?p\b", re.I)
 NEAREST = re.compile(
-    r"nearest\s+(?:whole\s+)?(?P<sym>[$€£¥]\s?)?(?:(?P<num>\d[\d,]*(?:\.\d+)?|\.\d+)\s*"
+    rf"nearest\s+(?:whole\s+)?(?P<sym>(?:[$€£¥]|\b(?:{'|'.join(CURRENCY_CODES)})\b)\s?)?"
+    r"(?:(?P<num>\d[\d,]*(?:\.\d+)?|\.\d+)\s*"
     r"(?P<unit>%|percent|percentage\s+points?|pp|bps?|basis\s+points?|k|m|bn|million|billion)?"
     r"|(?P<word>cent|penny|whole\s+number|integer|dollar|euro|pound|unit|hundred|thousand|"
     r"million|billion"
@@ -83,9 +90,12 @@ CONCLUSION = re.compile(
     r"\b(?:is|are|was|were|be|becomes?)\s+(?:not\s+)?(?:eligible|ineligible|exempt|compliant|"
     r"non-compliant|permitted|prohibited|allowed|required|sufficient|insufficient|in\s+breach|"
     r"in\s+compliance|subject\s+to|liable|entitled|valid|invalid|enforceable|unenforceable|"
-    r"applicable|inapplicable|triggered|breached|met|satisfied|covered|deductible|taxable)\b|"
-    r"\bthat\s+[\w\s'\u2019-]{0,60}?\b(?:applies|qualifies|breaches|violates|triggers|exceeds|"
-    r"meets|satisfies|complies|falls\s+(?:below|short)|outweighs|justifies)\b", re.I)
+    r"applicable|inapplicable|triggered|breached|met|satisfied|covered|deductible|taxable|"
+    r"(?:statistically\s+)?(?:significant|insignificant)|material|immaterial|feasible|"
+    r"infeasible|viable|justified|unjustified|adequate|inadequate|reasonable|unreasonable)\b|"
+    r"\bthat\s+(?:(?!\d)[\w\s'\u2019-]){0,60}?\b(?:appl(?:ies|ied)|qualifie[sd]|breache[sd]|"
+    r"violate[sd]|trigger(?:s|ed)|exceed(?:s|ed)|meets|met|satisf(?:ies|ied)|compl(?:ies|ied)|"
+    r"(?:falls|fell)\s+(?:below|short)|outweigh(?:s|ed)|justifie[sd])\b", re.I)
 CHOICE = re.compile(
     r"\b(?:identif(?:y|ies)|names?|selects?|chooses?|recommends?|picks?|ranks?|prefers?|"
     r"favou?rs?|advises?)\s+(?:that\s+|the\s+)?(?-i:[A-Z][a-z][\w&'.-]*)(?:\s+(?-i:[A-Z][\w&'.-]*))*"

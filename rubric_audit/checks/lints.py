@@ -31,7 +31,9 @@ RESTATE_VALUE_COVERAGE = 0.5
 INPUT_VERBS = frozenset(("us", "use", "appli", "bas", "refer", "cit", "mention", "quot", "rel",
                          "tak", "start", "assum", "given"))
 COMPARATIVE = re.compile(r"\b\w+er\s+than\b|\b(?:more|less|fewer|higher|lower|wider|narrower|"
-                         r"greater|smaller|larger|cheaper|exceeds?|below|above)\b", re.I)
+                         r"greater|smaller|larger|cheaper|exceeds?|below|above|most|least|fewest|"
+                         r"highest|lowest|largest|smallest|biggest|greatest|cheapest|best|worst|"
+                         r"fastest|slowest|strongest|weakest|longest|shortest)\b", re.I)
 STATUTORY = re.compile(r"\b(?:statutory|regulatory|prescribed|filing\s+fee|set\s+by\s+law)\b",
                        re.I)
 ABSENT_SHARE = 0.4
@@ -138,7 +140,8 @@ def criterion_restates_premise(task: Task, world: WorldContents) -> Iterator[Fin
 
 
 def _claims_an_answer(body: str, prompt: str) -> bool:
-    """A yes/no answer, a conclusion, a choice or named entity, or a comparison."""
+    """A yes/no answer, a conclusion, a choice or named entity, or a comparison (a superlative
+    included: "the channel with the most conversions" is the answer to 'which drove the most')."""
     return bool(not_numeric_reason(body, prompt) or COMPARATIVE.search(body))
 
 
