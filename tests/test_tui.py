@@ -19,7 +19,7 @@ from rubric_audit.reviews import LABEL_NAMES
 from tests.conftest import SAMPLE, SHARED_RUNS, bench_of_shared_runs, make_task, make_variant
 from tests.fakes.openai_server import FakeOpenAI, Reply, text
 from tui.app import ReviewApp, load_keymap
-from tui.data import ReviewData
+from tui.data import ReviewData, world_items
 
 pytestmark = pytest.mark.anyio
 
@@ -497,3 +497,18 @@ def test_findings_read_as_sentences_in_the_criterions_units(audited: Path) -> No
     assert "criterion value: NOK 25.9m" in text and "ver_" not in text
     assert "(C1 States a success fee of NOK 25.9m)" in text
 
+
+
+def test_world_file_with_a_code_fence_shows_whole(tmp_path: Path) -> None:
+    """A world file that itself holds a ``` fence is shown verbatim in one block, not cut at
+    its own fence."""
+    bench = tmp_path / "bench"
+    shutil.copytree(SAMPLE, bench)
+    note = "Run this first:\n```\nSELECT 1;\n```\nThen the ledger."
+    world = next(p for p in (bench / "worlds").iterdir() if p.is_dir())
+    (world / "filesystem" / "fenced_note.md").write_text(note)
+    run_audit(bench, None, tmp_path / "out")
+    data = ReviewData(tmp_path / "out", "ana")
+    task = next(t for t in data.tasks.values() if t.world_id == world.name)
+    [shown] = [text for label, text in world_items(data, task.id) if "fenced_note" in label]
+    assert shown == f"````\n{note}\n````"

@@ -41,6 +41,7 @@ from rubric_audit.reviews import (
 from rubric_audit.scores import headline_grader, scored_graders
 from rubric_audit.store import open_audit
 from rubric_audit.workbook import Cell
+from tui.markup import code_block
 
 QUEUES = ("failures", "passes", "all")
 FINDING_MARKS = {"confirmed": "✓ confirmed", "false_alarm": "✗ false alarm"}
@@ -358,7 +359,7 @@ def world_items(data: ReviewData, task_id: str) -> list[tuple[str, str]]:
                       for sheet in dict.fromkeys(c.sheet for c in cells)]
             items.append((file_label(f.path), "\n\n".join(sheets)))
         else:
-            items.append((file_label(f.path), f"```\n{f.text or '(binary file)'}\n```"))
+            items.append((file_label(f.path), code_block(f.text or "(binary file)")))
     for m in world.mail:
         items.append((f"mail {m.subject}", f"**{m.subject}**\n\n{m.date} · from {m.sender} · to "
                       f"{', '.join(m.to)} · `{m.message_id}`\n\n{line_breaks(m.body)}"))

@@ -15,6 +15,7 @@ from rich.text import Text
 from rubric_audit.describe import criterion_title, evidence_lines, finding_sentence
 from rubric_audit.model import SEVERITY_ORDER, Finding, Task, VariantPrompt
 from tui.data import TaskDetails
+from tui.markup import code_block
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
 RATIONALE_LIMIT = 240
@@ -109,13 +110,6 @@ def _rich_table(rows: list[VerdictRow], expanded: bool) -> Group:
         table.add_row(r.attempt, judge, code, "(below)" if expanded else _short(r.rationale))
     below = _full_rationales(rows, expanded)
     return Group(table, RichMarkdown(below)) if below else Group(table)
-
-
-def code_block(text: str, lexer: str = "") -> str:
-    """`text` verbatim as a fenced markdown block, its fence longer than any backtick run in it."""
-    longest = max((len(run) for run in re.findall(r"`+", text)), default=0)
-    fence = "`" * max(3, longest + 1)
-    return f"{fence}{lexer}\n{text}\n{fence}"
 
 
 def _counted(n: int, what: str) -> str:
