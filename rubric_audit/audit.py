@@ -12,13 +12,14 @@ import json
 import os
 import shutil
 from collections.abc import Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
 from pathlib import Path
 
 import anyio
 from pydantic import BaseModel, Field
 
 from rubric_audit.atomic import staging_folder, write_atomic
+from rubric_audit.background import Pending, in_background
 from rubric_audit.checks.code_grade import code_grades, code_verdicts, judge_disagrees_with_code
 from rubric_audit.checks.controls import control_findings, make_controls
 from rubric_audit.checks.input import (
@@ -47,7 +48,7 @@ from rubric_audit.load.sources import load_sources
 from rubric_audit.load.variant_tasks import shared_task
 from rubric_audit.load.world import load_worlds
 from rubric_audit.model import Benchmark, CriterionGrade, Finding, Task, WorldContents
-from rubric_audit.regold import regold_everything
+from rubric_audit.regold import Recomputed, regold_everything
 from rubric_audit.report.html import render_html
 from rubric_audit.report.markdown import render_markdown
 from rubric_audit.report.summary import AuditSummary, build_summary
@@ -294,16 +295,21 @@ def skipped_steps(options: AuditOptions, with_benchmark: bool = True) -> list[Sk
     return steps
 
 
-def run_lints(store: AuditStore, bench: Benchmark, worlds: dict[str, WorldContents]) -> None:
+Regold = tuple[dict[str, list[Recomputed]], list[Finding]]
+
+
+def run_lints(store: AuditStore, bench: Benchmark, worlds: dict[str, WorldContents],
+              regold: Pending[Regold] | None = None) -> None:
     """The static task checks, and gold recomputation where recipes exist; replaces both stages.
 
     Tasks known only from runs have no world: the checks that read one skip them, and gold
-    recomputation runs only on a benchmark read from disk.
+    recomputation runs only on a benchmark read from disk (`regold`, if it was started earlier).
     """
     findings = [f for task in bench.tasks for check in TASK_CHECKS
                 if task.source == "benchmark" or check not in WORLD_CHECKS
                 for f in check(task, worlds.get(task.id, WorldContents()))]
-    recomputed, regold_findings = regold_everything(bench) if bench.root else ({}, [])
+    recomputed, regold_findings = (regold.result() if regold is not None
+                                   else regold_everything(bench) if bench.root else ({}, []))
     with store.transaction():
         store.replace_findings(LINTS_STAGE, list(calibrate(findings)))
         store.replace_findings(REGOLD_STAGE, regold_findings)
@@ -421,6 +427,14 @@ def run_audit(bench_path: Path | None, run_paths: list[Path] | None, out: Path,
     reused = _reuse(out, inputs)
     if reused is not None:
         return reused
+    # Gold recomputation needs only the benchmark: it runs beside the reading of the runs.
+    with (in_background(regold_everything, bench) if bench is not None and bench.root
+          else nullcontext()) as regold:
+        return _audit(bench, paths, out, options, inputs, regold)
+
+
+def _audit(bench: Benchmark | None, paths: list[Path], out: Path, options: AuditOptions,
+           inputs: str | None, regold: Pending[Regold] | None) -> AuditResult:
     runs = load_sources(paths) if paths else RecordedRuns()
     worlds = load_worlds(bench) if bench is not None else {}
     check_models({option: _config(model, options) for option, model in (
@@ -433,7 +447,7 @@ def run_audit(bench_path: Path | None, run_paths: list[Path] | None, out: Path,
             check_provenance(store)
             audited = bench or Benchmark(name="recorded runs", root="", tasks=store.tasks(),
                                          worlds=[])
-            run_lints(store, audited, worlds)
+            run_lints(store, audited, worlds, regold)
             failures = anyio.run(run_model_steps, store, audited, worlds, options)
             store.set_meta("audit", {
                 "unavailable_threshold": options.unavailable_threshold,
