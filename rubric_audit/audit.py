@@ -8,6 +8,7 @@ its audit.db (reviews included) and has its files replaced atomically.
 from __future__ import annotations
 
 import glob
+import importlib
 import json
 import os
 import shutil
@@ -428,8 +429,12 @@ def run_audit(bench_path: Path | None, run_paths: list[Path] | None, out: Path,
     if reused is not None:
         return reused
     # Gold recomputation needs only the benchmark: it runs beside the reading of the runs.
-    with (in_background(regold_everything, bench) if bench is not None and bench.root
-          else nullcontext()) as regold:
+    # scipy.stats (about a second to import) serves both the workbook engine there and the
+    # report's intervals here: imported before the fork, it is imported once, not in each.
+    background = bench is not None and bench.root
+    if background:
+        importlib.import_module("scipy.stats")
+    with in_background(regold_everything, bench) if background else nullcontext() as regold:
         return _audit(bench, paths, out, options, inputs, regold)
 
 
