@@ -160,6 +160,7 @@ class CodeVerdict:
         return any(c.hedged for c in self.checks)
 
 
+@functools.lru_cache(maxsize=4096)
 def split_criterion(text: str) -> tuple[str, str]:
     """(the criterion without its tolerance clauses, the tolerance clauses).
 
@@ -506,7 +507,8 @@ def check_target(target: Quantity, tolerance: Tolerance, answer: str,
     check = _bind(target, tolerance, answer, context, subject, names, limit, role)
     reading = read_answer(answer)
     kin = [i for i, q in enumerate(reading.quantities) if q.compatible(target)]
-    if check.outcome not in ("pass", "fail") or check.hedged or len(kin) < 2:
+    if (not qualifiers or check.outcome not in ("pass", "fail") or check.hedged
+            or len(kin) < 2):
         return check  # no other value of the target's kind can be said of its qualifier
     deciding = {id(q) for q in (check.matched if check.outcome == "pass" else check.missed)}
     holders = {w: list(itertools.islice(

@@ -105,13 +105,12 @@ class _Seen:
         ends = np.searchsorted(self._sorted, high / SCALE_FACTORS, "right").tolist()
         found = [self._order[start:end] for start, end in zip(starts, ends, strict=True)
                  if start < end]  # positions, by scale
-        for need in (digits, 0):
-            for positions in found:
-                best = next((i for i in np.sort(positions).tolist()
-                             if _significant(self.tokens[i]) >= need), None)
-                if best is not None:
-                    return self._where(best)
-        return None
+        for positions in found:
+            best = next((i for i in np.sort(positions).tolist()
+                         if _significant(self.tokens[i]) >= digits), None)
+            if best is not None:
+                return self._where(best)
+        return self._where(int(found[0].min())) if found else None
 
     def _where(self, position: int) -> tuple[int, str, str, str]:
         """(step, tool, context, place) of the number at `position`."""
