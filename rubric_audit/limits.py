@@ -137,6 +137,8 @@ def _inflated(raw: _Compressed) -> Iterator[bytes]:
         while block and not inflater.eof:
             yield inflater.decompress(block, CHUNK)
             block = inflater.unconsumed_tail
+        if inflater.eof:
+            break
     yield inflater.flush()
 
 
@@ -179,7 +181,8 @@ def _unzstd(raw: _Compressed) -> Iterator[bytes]:
 
 
 def read_zip(archive: Path) -> dict[str, bytes]:
-    """Every file entry of a zip by its normalised name, checked before any is decompressed."""
+    """Every file entry of a zip by its normalised name, each read only after every entry was
+    checked by name, declared size and the size it really expands to."""
     try:
         with zipfile.ZipFile(archive) as zf:
             entries = checked_entries(zf, archive)
