@@ -62,13 +62,12 @@ def main() -> None:
     if args.first_measurement:
         commit = subprocess.run(["git", "rev-parse", "--short", "HEAD"], cwd=ROOT, text=True,
                                 capture_output=True).stdout.strip() or "unknown"
+        name = args.corpus.resolve().name
         try:
-            first_measurement(args.corpus.resolve().name, measured, commit,
-                              datetime.date.today().isoformat())
+            first_measurement(name, measured, commit, datetime.date.today().isoformat())
         except ValueError as exc:
             raise SystemExit(f"not recorded: {exc}") from None
-        print(f"recorded the first measurement of {args.corpus.name} in "
-              f"{UNSEEN.relative_to(ROOT)}")
+        print(f"recorded the first measurement of {name} in {UNSEEN.relative_to(ROOT)}")
     elif not args.no_write:
         write(measured)
         print(f"wrote {DATA.relative_to(ROOT)}")
