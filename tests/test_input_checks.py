@@ -150,3 +150,49 @@ def test_two_variant_folders_of_one_name_collide_and_one_folder_twice_does_not(
     assert [f.evidence["sources"] for f in findings] == [[str(first / "task_1"),
                                                            str(other / "task_1")]]
     assert stored == []
+
+
+def test_a_text_too_long_to_read_is_said_once_and_every_number_reader_abstains(
+        tmp_path: Path) -> None:
+    """Past `MAX_READ_CHARS` the code checker, answer provenance and the static checks that read
+    numbers abstain (a 3 MB prompt cost a minute of audit), and the audit says which text; a
+    text of exactly the limit is still read."""
+    from rubric_audit.checks.code_grade import grade_numeric
+    from rubric_audit.checks.numbers import MAX_READ_CHARS
+    from rubric_audit.checks.provenance import answer_provenance
+    from rubric_audit.model import Trajectory
+
+    def padded(text: str, length: int) -> str:
+        filler = " Revenue grew 4.2% to NOK 1,240.5m against a plan of NOK 1,180.0m."
+        return (text + filler * (length // len(filler) + 1))[:length]
+
+    criterion = "States the revised budget is NOK 1.2m"
+    read = grade_numeric(criterion, padded("The revised budget is NOK 1.2m.", MAX_READ_CHARS))
+    assert read.verdict == "pass"
+    unread_answer = padded("The revised budget is NOK 1.2m.", MAX_READ_CHARS + 1)
+    abstained = grade_numeric(criterion, unread_answer)
+    assert abstained.verdict == "not_applicable"
+    assert f"{MAX_READ_CHARS + 1:,} characters" in abstained.reason
+    assert grade_numeric(criterion, "NOK 1.2m", padded("", MAX_READ_CHARS + 1)).verdict \
+        == "not_applicable"
+    assert answer_provenance(unread_answer, Trajectory(format="archipelago", steps=[])) == []
+
+    huge_prompt = padded("What is the revised budget? Our prior budget was NOK 1.2m.",
+                         MAX_READ_CHARS + 1)
+    task = make_task(prompt=huge_prompt)
+    task["rubric"][0]["criteria"] = "States the prior budget was NOK 1.2m"  # restates the prompt
+    root = make_benchmark(tmp_path / "b", tasks=[task, make_task("task_2")])
+    make_variant(root / "runs", "v1", "m/one", [(task, 1, {"task_1_c1": "pass"})])
+    make_attempt(root / "runs" / "v1" / "task_2", make_task("task_2"),
+                 {"task_2_c1": "pass", "task_2_c2": "pass"}, answer=unread_answer)
+    run_audit(root, None, tmp_path / "out")
+    findings = [json.loads(line) for line in (tmp_path / "out" / "findings.jsonl").read_text()
+                .splitlines()]
+    too_long = sorted((f["task_id"], f["evidence"].get("attempt")) for f in findings
+                      if f["check"] == "input_text_too_long_to_read")
+    assert too_long == [("task_1", None), ("task_2", "v1/task_2/1")]
+    assert not [f for f in findings if f["task_id"] == "task_1"
+                and f["check"] in ("criterion_restates_premise", "gold_contradicts_criterion",
+                                   "numeric_criterion_without_tolerance")]
+    assert not [f for f in findings if f["check"] == "answer_value_unsupported"
+                and f["evidence"].get("attempt_id") == "v1/task_2/1"]

@@ -43,6 +43,7 @@ from rubric_audit.checks.numbers import (
     Quantity,
     find_quantities,
     find_ranges,
+    unread,
 )
 from rubric_audit.checks.text import content_tokens
 from rubric_audit.model import Attempt, CriterionGrade, Finding, Task
@@ -684,6 +685,9 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
     `artifacts`: whether the run folder holds files the agent wrote (a file deliverable the
     checker does not read).
     """
+    too_long = unread(criterion=criterion, prompt=prompt, answer=answer)
+    if too_long:
+        return CodeVerdict("not_applicable", too_long, [])
     claim = read_claim(criterion, prompt)
     if not claim.targets:
         return CodeVerdict("not_applicable", "the criterion states no numeric value", [])

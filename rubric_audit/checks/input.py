@@ -10,6 +10,8 @@ from __future__ import annotations
 from collections import defaultdict
 from collections.abc import Callable, Iterator
 
+from rubric_audit.checks.numbers import unread
+from rubric_audit.checks.text import task_texts
 from rubric_audit.model import Attempt, Benchmark, CriterionGrade, Finding, Task, VariantPrompt
 
 QUOTED = 5  # sentences quoted in a finding; the whole difference is stored with the variant
@@ -79,6 +81,32 @@ def input_missing_task_files(task: Task, bench: Benchmark) -> Iterator[Finding]:
     if task.input_files_declared and task.overlay is None:
         yield Finding(task_id=task.id, check="input_missing_task_files", severity="warning",
                       message=f"task_input_files is set but task_files/{task.id}/ does not exist")
+
+
+TOO_LONG_SKIPS = ("the code checker, and the static checks that read the task's numbers, skip "
+                  "this task")
+
+
+def input_text_too_long_to_read(task: Task, bench: Benchmark) -> Iterator[Finding]:
+    """A task text longer than the number reader reads (info): the checks that would read it
+    abstain rather than spend seconds per pass on it."""
+    too_long = unread(**task_texts(task))
+    if too_long:
+        yield Finding(task_id=task.id, check="input_text_too_long_to_read", severity="info",
+                      message=f"{too_long}: {TOO_LONG_SKIPS}")
+
+
+def input_answer_too_long_to_read(attempt: Attempt, grades: list[CriterionGrade],
+                                  bench: Benchmark) -> Iterator[Finding]:
+    """An answer longer than the number reader reads (info): the code checker and answer
+    provenance abstain on it; the judge's verdicts stand."""
+    too_long = unread(answer=attempt.answer)
+    if too_long:
+        yield Finding(task_id=attempt.task_id, check="input_text_too_long_to_read",
+                      severity="info",
+                      message=f"{too_long} ({attempt.id}): the code checker and answer "
+                              f"provenance skip this attempt",
+                      evidence={"attempt": attempt.id})
 
 
 def input_unknown_task(attempt: Attempt, grades: list[CriterionGrade],
@@ -187,8 +215,10 @@ TASK_INPUT_CHECKS: list[TaskCheck] = [
     input_empty_criterion,
     input_missing_gold_file,
     input_missing_task_files,
+    input_text_too_long_to_read,
 ]
-ATTEMPT_INPUT_CHECKS: list[AttemptCheck] = [input_unknown_task, input_grade_mismatch]
+ATTEMPT_INPUT_CHECKS: list[AttemptCheck] = [input_unknown_task, input_grade_mismatch,
+                                            input_answer_too_long_to_read]
 RunsCheck = Callable[[list[Attempt]], Iterator[Finding]]
 RUNS_INPUT_CHECKS: list[RunsCheck] = [input_id_collision]
 """Checks over every attempt read in one import, with or without a benchmark."""

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterator
-from functools import lru_cache
+from functools import lru_cache, wraps
 from pathlib import PurePosixPath
 
 from rubric_audit.checks.code_grade import (
@@ -19,8 +19,15 @@ from rubric_audit.checks.code_grade import (
     split_criterion,
     tolerance_for,
 )
-from rubric_audit.checks.numbers import Quantity, find_quantities
-from rubric_audit.checks.text import content_tokens, is_negative, stem, words, world_vocabulary
+from rubric_audit.checks.numbers import Quantity, find_quantities, unread
+from rubric_audit.checks.text import (
+    content_tokens,
+    is_negative,
+    stem,
+    task_texts,
+    words,
+    world_vocabulary,
+)
 from rubric_audit.describe import in_units
 from rubric_audit.model import Criterion, Finding, Task, WorldContents
 
@@ -39,12 +46,27 @@ STATUTORY = re.compile(r"\b(?:statutory|regulatory|prescribed|filing\s+fee|set\s
 ABSENT_SHARE = 0.4
 
 
+TaskCheck = Callable[[Task, WorldContents], Iterator[Finding]]
+
+
+def reads_numbers(check: TaskCheck) -> TaskCheck:
+    """A check that reads the numbers of the task's own texts: silent on a task with a text too
+    long to read (`numbers.unread`; `input_text_too_long_to_read` names it)."""
+    @wraps(check)
+    def checked(task: Task, world: WorldContents) -> Iterator[Finding]:
+        if unread(**task_texts(task)):
+            return iter(())
+        return check(task, world)
+    return checked
+
+
 def _finding(task: Task, check: str, severity: str, message: str,
              criterion: Criterion | None = None, **evidence: object) -> Finding:
     return Finding(task_id=task.id, criterion_id=criterion.id if criterion else None,
                    check=check, severity=severity, message=message, evidence=evidence)
 
 
+@reads_numbers
 def criterion_contradicts_explanation(task: Task, world: WorldContents) -> Iterator[Finding]:
     """The criterion's value is not the value its own explanation arrives at."""
     for criterion in task.criteria:
@@ -72,6 +94,7 @@ def criterion_contradicts_explanation(task: Task, world: WorldContents) -> Itera
                     explanation_value=explained[0].value)
 
 
+@reads_numbers
 def gold_contradicts_criterion(task: Task, world: WorldContents) -> Iterator[Finding]:
     """The gold answer fails one of its own numeric criteria (checked in code)."""
     if task.gold is None or not task.gold.text.strip():
@@ -90,6 +113,7 @@ def _label(criterion: Criterion, target: Quantity) -> set[str]:
     return set(words(body[:target.start])) - {"states", "that", "the", "a", "an", "is", "of"}
 
 
+@reads_numbers
 def criteria_conflict_on_quantity(task: Task, world: WorldContents) -> Iterator[Finding]:
     """Two criteria require different values for the same quantity."""
     seen: list[tuple[Criterion, Quantity, set[str]]] = []
@@ -109,6 +133,7 @@ def criteria_conflict_on_quantity(task: Task, world: WorldContents) -> Iterator[
             seen.append((criterion, target, label))
 
 
+@reads_numbers
 def criterion_restates_premise(task: Task, world: WorldContents) -> Iterator[Finding]:
     """A criterion the prompt already satisfies: it only restates the prompt's premise.
 
@@ -194,6 +219,7 @@ def criterion_duplicated(task: Task, world: WorldContents) -> Iterator[Finding]:
         seen.setdefault(key, criterion)
 
 
+@reads_numbers
 def numeric_criterion_without_tolerance(task: Task, world: WorldContents) -> Iterator[Finding]:
     """A numeric criterion with no stated tolerance or rounding rule (graded at its precision).
 
@@ -234,6 +260,7 @@ def _values(text: str) -> frozenset[float]:
     return frozenset(q.value for q in find_quantities(text))
 
 
+@reads_numbers
 def task_depends_on_messages(task: Task, world: WorldContents) -> Iterator[Finding]:
     """Values or key terms the rubric or gold need that only the mail or chat contain (info).
 
@@ -257,7 +284,6 @@ def task_depends_on_messages(task: Task, world: WorldContents) -> Iterator[Findi
                        + ", ".join(values + terms), values=values, terms=terms)
 
 
-TaskCheck = Callable[[Task, WorldContents], Iterator[Finding]]
 TASK_CHECKS: list[TaskCheck] = [
     criterion_contradicts_explanation,
     gold_contradicts_criterion,

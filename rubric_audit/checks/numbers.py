@@ -36,6 +36,10 @@ NUMBER_WORDS = ("one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|
                 "fourteen|fifteen|sixteen|seventeen|eighteen|nineteen|twenty|thirty|forty|fifty|"
                 "sixty|seventy|eighty|ninety|hundred")
 WINDOW = 48  # characters of context read on each side of a number
+MAX_READ_CHARS = 256 * 1024
+"""The longest text the number reader reads. A longer prompt or answer is a dump or a log, not
+a deliverable graded value by value, and each pass over it costs seconds: every check that would
+read it abstains instead, and `input_text_too_long_to_read` says which text and why."""
 
 THRESHOLD = re.compile(r"(?:more|less|greater|fewer|higher|lower)\s+than\s*$|(?:above|below|over|"
                        r"under|exceeding|at\s+least|at\s+most|up\s+to|minimum\s+of|maximum\s+of|"
@@ -253,6 +257,16 @@ def _per(after: str) -> str | None:
 def _in_table_cell(before: str) -> bool:
     """Whether the text before a '(' is the start of a table cell ('| (1,250)')."""
     return bool(re.search(r"[|\t]\s*\($", before))
+
+
+def unread(**texts: str | None) -> str | None:
+    """Why the number reader does not read these texts (the first one over MAX_READ_CHARS, by
+    the name it is given), or None when it reads them all."""
+    for name, text in texts.items():
+        if text is not None and len(text) > MAX_READ_CHARS:
+            return (f"the {name} is {len(text):,} characters long, over the "
+                    f"{MAX_READ_CHARS:,} the number reader reads")
+    return None
 
 
 def find_quantities(text: str, thresholds: bool = False) -> list[Quantity]:

@@ -27,7 +27,7 @@ from typing import Literal
 
 import numpy as np
 
-from rubric_audit.checks.numbers import Quantity, find_quantities
+from rubric_audit.checks.numbers import Quantity, find_quantities, unread
 from rubric_audit.checks.result_places import PLAIN_NUMBER, parse_result, place_of, readings
 from rubric_audit.model import Attempt, Finding, Record, Trajectory
 
@@ -196,7 +196,10 @@ def _computed(seen: _Seen, low: float, high: float) -> str | None:
 
 
 def answer_provenance(answer: str, trajectory: Trajectory) -> list[ValueSource]:
-    """Each number of the answer (two significant digits or more), and its source."""
+    """Each number of the answer (two significant digits or more), and its source; none from an
+    answer too long to read (`numbers.unread`)."""
+    if unread(answer=answer):
+        return []
     judged = [q for q in find_quantities(answer) if _significant(q.text) >= MIN_SIGNIFICANT_DIGITS]
     if not judged:
         return []

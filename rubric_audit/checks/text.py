@@ -64,6 +64,16 @@ def world_vocabulary(task: Task, world: WorldContents) -> set[str]:
     return _vocabulary(" ".join(parts[1:])) | _vocabulary(task.prompt)
 
 
+def task_texts(task: Task) -> dict[str, str | None]:
+    """The task's own texts a check reads, by the name a message gives each."""
+    texts: dict[str, str | None] = {"prompt": task.prompt,
+                                    "gold": task.gold.text if task.gold else None}
+    for c in task.criteria:
+        texts[f"criterion {c.id}"] = c.text
+        texts[f"explanation of criterion {c.id}"] = c.explanation
+    return texts
+
+
 def is_negative(criterion: str) -> bool:
     """A criterion phrased as something the answer must not do."""
     return bool(NEGATIVE_START.match(criterion))
