@@ -50,7 +50,7 @@ from rubric_audit.load.runs import RecordedRuns
 from rubric_audit.load.sources import load_sources
 from rubric_audit.load.variant_tasks import shared_task
 from rubric_audit.load.world import load_worlds
-from rubric_audit.model import Benchmark, CriterionGrade, Finding, Task, WorldContents
+from rubric_audit.model import CODE_GRADER, Benchmark, CriterionGrade, Finding, Task, WorldContents
 from rubric_audit.regold import Recomputed, regold_everything
 from rubric_audit.report.html import render_html
 from rubric_audit.report.markdown import render_markdown
@@ -126,7 +126,7 @@ def check_numbers_in_code(store: AuditStore) -> None:
     tasks = {t.id: t for t in store.tasks()}
     judged: dict[str, list[CriterionGrade]] = {}
     for g in store.grades():
-        if g.grader != "code":
+        if g.grader != CODE_GRADER:
             judged.setdefault(g.attempt_id, []).append(g)
     grades: list[CriterionGrade] = []
     findings: list[Finding] = []
@@ -138,7 +138,7 @@ def check_numbers_in_code(store: AuditStore) -> None:
         grades += code_grades(attempt, verdicts)
         findings += judge_disagrees_with_code(task, attempt, judged.get(attempt.id, []), verdicts)
     with store.transaction():
-        store.replace_grades("code", grades)
+        store.replace_grades(CODE_GRADER, grades)
         store.replace_findings(CODE_STAGE, list(calibrate(findings)))
 
 
@@ -399,12 +399,12 @@ async def run_model_steps(store: AuditStore, bench: Benchmark,
                     failures.append(exc.reason)
     with store.transaction():
         store.replace_controls(controls)
-        store.replace_control_grades("code", code_controls(tasks, controls))
+        store.replace_control_grades(CODE_GRADER, code_controls(tasks, controls))
         if options.judge:
             store.replace_control_grades(f"judge:{options.judge}", judged)
         if options.lint_model and bench.root:
             store.replace_findings(MODEL_LINTS_STAGE, model_findings)
-        store.replace_findings(CONTROLS_STAGE, _control_findings(tasks, store))
+        store.replace_findings(CONTROLS_STAGE, list(calibrate(_control_findings(tasks, store))))
     return failures
 
 

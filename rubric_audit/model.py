@@ -386,6 +386,9 @@ class SourceSummary(Record):
         "message, ...), where the format has more than one"))
 
 
+CODE_GRADER = "code"
+"""The grader name of the code checker's verdicts (beside judges' and recorded ones)."""
+
 Severity = Literal["error", "warning", "info"]
 SEVERITY_ORDER: dict[str, int] = {"error": 0, "warning": 1, "info": 2}  # worst first
 

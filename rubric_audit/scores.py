@@ -15,7 +15,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from rubric_audit.model import Attempt, CriterionGrade, Task
+from rubric_audit.model import CODE_GRADER, Attempt, CriterionGrade, Task
 
 Outcome = Literal["pass", "fail", "unscored"]
 
@@ -40,7 +40,7 @@ class VariantScore(BaseModel):
 def scored_graders(graders: Iterable[str]) -> list[str]:
     """The graders scores are computed for, by name: every grader but `code`, the code checker,
     which is held against them rather than scored."""
-    return sorted(set(graders) - {"code"})
+    return sorted(set(graders) - {CODE_GRADER})
 
 
 def headline_grader(graders: Iterable[str]) -> str:

@@ -197,3 +197,34 @@ def test_an_old_store_is_migrated_in_place(tmp_path: Path) -> None:
         assert store.schema_version == len(MIGRATIONS)
         assert [w.id for w in store.worlds()] == ["w"]
         assert store.controls() == []
+
+
+@pytest.mark.parametrize("decides", [False, True])
+def test_a_gold_failing_only_by_the_code_checker_is_as_sure_as_its_fail_decisions(
+        tmp_path: Path, monkeypatch: pytest.MonkeyPatch, decides: bool) -> None:
+    """A doubt upstream stays a doubt downstream: where the checker's fail decisions are not
+    measured at high precision on unseen cases, a gold it reads as failing is a warning that
+    says so, and the task is neither unachievable nor a broken oracle; where they are, both."""
+    from rubric_audit.audit import run_audit
+    from rubric_audit.checks import precision
+    from rubric_audit.report import summary
+    from tests.conftest import make_benchmark, make_task, make_variant
+
+    monkeypatch.setattr(precision, "code_fails_decide", lambda unseen=None: decides)
+    monkeypatch.setattr(summary, "code_fails_decide", lambda unseen=None: decides)
+    task = make_task(gold_response="The revised budget is USD 1.5m.")
+    task["rubric"][0]["criteria"] = "States the revised budget is USD 1.2m"
+    root = make_benchmark(tmp_path / "b", tasks=[task])
+    make_variant(root / "runs", "v1", "m/one", [(task, 1, {"task_1_c1": "fail",
+                                                          "task_1_c2": "fail"})])
+    result = run_audit(root, None, tmp_path / "out")
+    with AuditStore(tmp_path / "out" / "audit.db") as store:
+        on_gold = {f.check: f for f in store.findings()
+                   if f.check in ("gold_contradicts_criterion", "control_gold_fails")}
+    assert set(on_gold) == {"gold_contradicts_criterion", "control_gold_fails"}
+    for finding in on_gold.values():
+        assert finding.severity == ("error" if decides else "warning")
+        assert finding.message.startswith("by the code checker's reading") is not decides
+    assert result.summary.achievable.excluded["gold fails"] == (["task_1"] if decides else [])
+    assert result.summary.screen.tasks["task_1"] == ("broken_oracle" if decides
+                                                     else "uncertified")

@@ -28,8 +28,9 @@ from rubric_audit.checks.code_grade import (
     tolerance_for,
 )
 from rubric_audit.checks.numbers import Quantity, find_quantities
+from rubric_audit.checks.precision import CODE_FAIL
 from rubric_audit.checks.text import content_tokens, is_negative
-from rubric_audit.model import Criterion, CriterionGrade, Finding, Task
+from rubric_audit.model import CODE_GRADER, Criterion, CriterionGrade, Finding, Task
 
 REFUSAL = "I'm sorry, but I can't help with that request."
 SCALE_WORDS = {"m": "bn", "mm": "bn", "M": "bn", "bn": "m", "B": "m", "million": "billion",
@@ -175,7 +176,7 @@ def code_grade_control(task: Task, control: Control) -> list[CriterionGrade]:
             result = grade_numeric(criterion.text, control.answer, task.prompt)
             verdict, reason = result.verdict, result.reason
         grades.append(CriterionGrade(attempt_id=control.id, criterion_id=criterion.id,
-                                     grader="code", verdict=verdict, rationale=reason))
+                                     grader=CODE_GRADER, verdict=verdict, rationale=reason))
     return grades
 
 
@@ -214,6 +215,8 @@ def _broken_expectation(task: Task, control: Control, grader: str, own: list[Cri
     evidence = {"control": control.id, "grader": grader, "answer": control.answer[:600],
                 "verdicts": {g.criterion_id: [g.verdict, g.rationale[:300]] for g in own}}
     if control.kind == "gold" and outcome == "fail":
+        if grader == CODE_GRADER:
+            evidence["rests_on"] = CODE_FAIL
         return Finding(task_id=task.id, criterion_id=failed[0], check="control_gold_fails",
                        severity="error", evidence=evidence,
                        message=f"the gold answer fails {len(failed)} criterion(s) under {grader}: "

@@ -20,6 +20,7 @@ from rubric_audit.checks.code_grade import (
     tolerance_for,
 )
 from rubric_audit.checks.numbers import Quantity, find_quantities, unread
+from rubric_audit.checks.precision import CODE_FAIL
 from rubric_audit.checks.text import (
     content_tokens,
     is_negative,
@@ -104,7 +105,8 @@ def gold_contradicts_criterion(task: Task, world: WorldContents) -> Iterator[Fin
         if verdict.verdict == "fail":
             yield _finding(task, "gold_contradicts_criterion", "error",
                            f"the gold fails this criterion: {verdict.reason}", criterion,
-                           criterion_text=criterion.text, gold=task.gold.text)
+                           criterion_text=criterion.text, gold=task.gold.text,
+                           rests_on=CODE_FAIL)
 
 
 def _label(criterion: Criterion, target: Quantity) -> set[str]:

@@ -9,6 +9,10 @@ measurement is kept in `precision_unseen.json` (`load_unseen()` pools them): it 
 for benchmarks the project has never seen, and it is the one a check is trusted by where it
 exists. A finding carries both (`calibrate`), and a check whose trusted precision is under
 `TRUSTED` speaks only as `info`: a reviewer who meets false alarms stops reading.
+
+A finding that rests on the code checker's verdict (`evidence.rests_on`: a gold it reads as
+failing) carries that verdict's doubt: it is an error only where the checker's fail decisions are
+measured at `DECIDES` or better on unseen cases, else a warning "by the code checker's reading".
 """
 
 from __future__ import annotations
@@ -22,9 +26,12 @@ from rubric_audit.checks.code_grade import CodeVerdict, grade_numeric, judge_dis
 from rubric_audit.model import Attempt, Criterion, CriterionGrade, Finding, Task, WorldContents
 
 TRUSTED = 0.9
+DECIDES = 0.98  # unseen precision of the checker's fail decisions an error may rest on
+DECIDES_MIN = 50  # ... measured on at least this many unseen fail decisions
 DATA = Path(__file__).with_name("precision.json")
 UNSEEN = Path(__file__).with_name("precision_unseen.json")
 CODE_CHECKER = "code_checker"
+CODE_FAIL = "code_checker_fail"  # the checker's fail decisions alone: what a broken gold rests on
 LINT_CHECKS = ("criterion_restates_premise", "numeric_criterion_without_tolerance")
 
 
@@ -88,16 +95,20 @@ def lint_fires(case: dict) -> bool:
 def measure(corpus: Path) -> dict[str, CheckPrecision]:
     """Every measured check's record on the corpus at `corpus` (criteria/ and lints/)."""
     criteria = _cases(corpus, "criteria")
-    decided = correct = 0
+    decided = correct = failed = failed_right = 0
     findings: dict[str, list[bool]] = {}
     for case in criteria:
         verdict = code_verdict(case)
         if verdict.verdict != "not_applicable":
             decided += 1
             correct += verdict.verdict == case["verdict"]
+        if verdict.verdict == "fail":
+            failed += 1
+            failed_right += case["verdict"] == "fail"
         for finding in judge_findings(case, verdict):
             findings.setdefault(finding.check, []).append(verdict.verdict == case["verdict"])
-    out = {CODE_CHECKER: CheckPrecision(CODE_CHECKER, len(criteria), decided, correct)}
+    out = {CODE_CHECKER: CheckPrecision(CODE_CHECKER, len(criteria), decided, correct),
+           CODE_FAIL: CheckPrecision(CODE_FAIL, len(criteria), failed, failed_right)}
     for check in ("judge_failed_value_within_tolerance", "judge_credited_hedge",
                   "judge_passed_value_outside_tolerance"):
         true = findings.get(check, [])
@@ -159,13 +170,35 @@ def trusted(corpus: CheckPrecision | None, unseen: CheckPrecision | None) -> flo
     return None if corpus is None else corpus.precision
 
 
+def code_fails_decide(unseen: dict[str, CheckPrecision] | None = None) -> bool:
+    """Whether the code checker's fail decisions are trusted enough for an error to rest on one:
+    measured at DECIDES or better on at least DECIDES_MIN unseen fail decisions."""
+    fails = (load_unseen() if unseen is None else unseen).get(CODE_FAIL)
+    return (fails is not None and fails.precision is not None and fails.fired >= DECIDES_MIN
+            and fails.precision >= DECIDES)
+
+
+def _doubted(finding: Finding, unseen: dict[str, CheckPrecision]) -> Finding:
+    """A finding resting on the code checker's fail verdict, as sure as that verdict is."""
+    if finding.evidence.get("rests_on") != CODE_FAIL or code_fails_decide(unseen):
+        return finding
+    fails = unseen.get(CODE_FAIL)
+    measured = (f"its fail decisions right on {fails.correct} of {fails.fired} unseen cases"
+                if fails is not None and fails.fired else
+                "its fail decisions not yet measured on unseen cases")
+    return finding.model_copy(update={
+        "severity": "warning" if finding.severity == "error" else finding.severity,
+        "message": f"by the code checker's reading ({measured}): {finding.message}"})
+
+
 def calibrate(findings: Iterable[Finding], measured: dict[str, CheckPrecision] | None = None,
               unseen: dict[str, CheckPrecision] | None = None) -> Iterator[Finding]:
     """Findings with their check's measured precision in the evidence (corpus and unseen); a
-    check trusted under TRUSTED is lowered to info."""
+    check trusted under TRUSTED is lowered to info, and one resting on a code-checker fail that
+    is not trusted to decide (`code_fails_decide`) to a warning."""
     measured = load() if measured is None else measured
     unseen = load_unseen() if unseen is None else unseen
-    for finding in findings:
+    for finding in (_doubted(f, unseen) for f in findings):
         corpus, held_out = measured.get(finding.check), unseen.get(finding.check)
         precision = trusted(corpus, held_out)
         if precision is None:

@@ -11,10 +11,18 @@ from pydantic import BaseModel
 
 from rubric_audit import __version__
 from rubric_audit.checks.controls import Control, control_outcome
-from rubric_audit.checks.precision import CheckPrecision, load_unseen
+from rubric_audit.checks.precision import CheckPrecision, code_fails_decide, load_unseen
 from rubric_audit.checks.precision import load as load_precision
 from rubric_audit.checks.screen import Screen, gather, screen
-from rubric_audit.model import Attempt, CriterionGrade, Finding, Measurement, SourceMetric, Task
+from rubric_audit.model import (
+    CODE_GRADER,
+    Attempt,
+    CriterionGrade,
+    Finding,
+    Measurement,
+    SourceMetric,
+    Task,
+)
 from rubric_audit.report.statistics import Statistics, build_statistics, per_task
 from rubric_audit.reviews import FAILURE_LABELS, consensus, current_labels, disputed_tasks
 from rubric_audit.scores import VariantScore, headline_grader, score_variants, scored_graders
@@ -216,7 +224,7 @@ def _counts(findings: list[Finding]) -> FindingCounts:
 
 
 def _code_checker(grades: list[CriterionGrade], graders: list[str]) -> CodeChecker:
-    code = {(g.attempt_id, g.criterion_id): g for g in grades if g.grader == "code"}
+    code = {(g.attempt_id, g.criterion_id): g for g in grades if g.grader == CODE_GRADER}
     decided = {k: g.verdict for k, g in code.items() if g.verdict in ("pass", "fail")}
     reasons = Counter(re.sub(r"near .*", "near the target", g.rationale)
                       for g in code.values() if g.verdict == "not_applicable")
@@ -269,17 +277,22 @@ def _control_counts(controls: list[Control], graded: dict[tuple[str, str], list[
 
 
 def _oracle(controls: list[Control], graded: dict[tuple[str, str], list[CriterionGrade]],
-            kinds: tuple[str, ...], broken_when: str) -> dict[str, str]:
+            kinds: tuple[str, ...], broken_when: str,
+            doubted: frozenset[str] = frozenset()) -> dict[str, str]:
     """Per task, over every grader: the outcome of its gold (or null and refusal) controls.
 
     `broken_when` is the outcome that breaks the expectation (gold: fail; null: pass); it wins
-    over every other grader's verdict.
+    over every other grader's verdict, but for a grader in `doubted` (the code checker where its
+    fail decisions are not trusted to decide: `code_fails_decide`), whose break is undetermined.
     """
     by_id = {c.id: c for c in controls if c.kind in kinds}
     outcomes: dict[str, set[str]] = defaultdict(set)
-    for (control_id, _), grades in graded.items():
+    for (control_id, grader), grades in graded.items():
         if control_id in by_id:
-            outcomes[by_id[control_id].task_id].add(control_outcome(grades))
+            outcome = control_outcome(grades)
+            if grader in doubted and outcome == broken_when:
+                outcome = "undetermined"
+            outcomes[by_id[control_id].task_id].add(outcome)
     other = "fail" if broken_when == "pass" else "pass"
     return {task_id: broken_when if broken_when in seen else other if other in seen
             else "undetermined" for task_id, seen in outcomes.items()}
@@ -365,7 +378,8 @@ def build_summary(store: AuditStore, threshold: float = 0.5,
     findings, source_metrics = store.findings(), store.source_metrics()
     graders = scored_graders(g.grader for g in grades)
     graded = _current(controls, control_grades)
-    gold = _oracle(controls, graded, ("gold",), broken_when="fail")
+    gold = _oracle(controls, graded, ("gold",), broken_when="fail",
+                   doubted=frozenset() if code_fails_decide() else frozenset({CODE_GRADER}))
     gold.update({f.task_id: "fail" for f in findings if f.check == "gold_recompute_mismatch"
                  and f.task_id})  # the workbook, with the task's inputs, disagrees: broken oracle
     null = _oracle(controls, graded, ("null", "refusal"), broken_when="pass")
