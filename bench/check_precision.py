@@ -6,7 +6,9 @@
 Prints, per check, how many cases it spoke on and how often rightly (the code checker: decided
 cases and agreement with the expert verdict; judge-vs-code and lint checks: findings and true
 findings), and writes the numbers to rubric_audit/checks/precision.json, which the audit reads to
-give each finding its check's confidence. --by-class splits the code checker by failure class.
+give each finding its check's confidence, and how many of the cases a numeric checker can decide
+(`code` not `not_applicable`) it decided, with its false fails (a sound gold read as failing: a
+false broken oracle) and false passes. --by-class splits the code checker by failure class.
 --first-measurement records a new held-out set's numbers in precision_unseen.json instead, once:
 run it before anyone has looked at a result on that set, and never again for it.
 """
@@ -49,10 +51,19 @@ def main() -> None:
     for p in measured.values():
         print(f"{p.check:40} {p.cases:6} {p.fired:6} {p.correct:6} {_pct(p.precision):>9} "
               f"{_pct(p.coverage):>8}" + (f"  missed {p.missed}" if p.missed else ""))
+    cases = _cases(args.corpus, "criteria")
+    verdicts = {case["id"]: code_verdict(case).verdict for case in cases}
+    decidable = [c for c in cases if c.get("code", "not_applicable") != "not_applicable"]
+    decided = sum(verdicts[c["id"]] != "not_applicable" for c in decidable)
+    false_fails = sum(verdicts[c["id"]] == "fail" and c["verdict"] == "pass" for c in cases)
+    false_passes = sum(verdicts[c["id"]] == "pass" and c["verdict"] == "fail" for c in cases)
+    print(f"code checker: decided {decided} of {len(decidable)} decidable cases "
+          f"({_pct(decided / len(decidable) if decidable else None)}); "
+          f"false fails {false_fails}, false passes {false_passes}")
     if args.by_class:
         counts: Counter[tuple[str, str]] = Counter()
-        for case in _cases(args.corpus, "criteria"):
-            verdict = code_verdict(case).verdict
+        for case in cases:
+            verdict = verdicts[case["id"]]
             outcome = ("n/a" if verdict == "not_applicable"
                        else "right" if verdict == case["verdict"] else "wrong")
             counts[(case["failure_class"], outcome)] += 1
