@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from rubric_audit.atomic import staging_folder, write_atomic
 from rubric_audit.background import Pending, in_background
-from rubric_audit.checks.code_grade import code_grades, code_verdicts, judge_disagrees_with_code
+from rubric_audit.checks.code_grade import code_grades, code_verdicts
 from rubric_audit.checks.controls import control_findings, make_controls
 from rubric_audit.checks.input import (
     ATTEMPT_INPUT_CHECKS,
@@ -30,6 +30,7 @@ from rubric_audit.checks.input import (
     colliding_attempts,
     input_variants_disagree,
 )
+from rubric_audit.checks.judge_vs_code import judge_disagrees_with_code
 from rubric_audit.checks.lints import TASK_CHECKS, WORLD_CHECKS
 from rubric_audit.checks.model_lints import MODEL_CHECKS, model_lint
 from rubric_audit.checks.precision import calibrate

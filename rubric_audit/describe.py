@@ -9,7 +9,7 @@ from __future__ import annotations
 import math
 from typing import Any
 
-from rubric_audit.checks.code_grade import criterion_targets
+from rubric_audit.checks.criterion import criterion_targets
 from rubric_audit.checks.numbers import Quantity
 from rubric_audit.model import Finding, Task
 

@@ -30,13 +30,8 @@ from typing import Any
 
 from pydantic import BaseModel, Field, ValidationError
 
-from rubric_audit.checks.code_grade import (
-    Tolerance,
-    check_target,
-    criterion_targets,
-    split_criterion,
-    tolerance_for,
-)
+from rubric_audit.checks.binding import check_target
+from rubric_audit.checks.criterion import Tolerance, criterion_targets, split_criterion, tolerance_for
 from rubric_audit.errors import InputError, read_text
 from rubric_audit.load.world import task_tree
 from rubric_audit.model import Benchmark, Finding, Task
@@ -249,7 +244,7 @@ def compare(task: Task, criterion_id: str, label: str, value: float) -> Recomput
     tolerance = tolerance_for(target, tolerance_text, task.prompt)
     half = (tolerance.high - tolerance.low) / 2
     recomputed = replace(target, value=base)
-    around = Tolerance(base - half, base + half, tolerance.basis)
+    around = Tolerance(low=base - half, high=base + half, basis=tolerance.basis)
     gold_values: list[float] = []
     gold_matches = None
     if task.gold is not None and task.gold.text.strip():

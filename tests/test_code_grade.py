@@ -11,7 +11,8 @@ from hypothesis import given
 from hypothesis import strategies as st
 from typer.testing import CliRunner
 
-from rubric_audit.checks.code_grade import code_verdicts, grade_numeric, judge_disagrees_with_code
+from rubric_audit.checks.code_grade import code_verdicts, grade_numeric
+from rubric_audit.checks.judge_vs_code import judge_disagrees_with_code
 from rubric_audit.cli import app
 from rubric_audit.load.runs import load_runs
 from rubric_audit.model import Attempt, Criterion, CriterionGrade, Task

@@ -19,15 +19,9 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from rubric_audit.checks.code_grade import (
-    Tolerance,
-    _display,
-    criterion_targets,
-    grade_numeric,
-    split_criterion,
-    tolerance_for,
-)
-from rubric_audit.checks.numbers import Quantity, find_quantities
+from rubric_audit.checks.code_grade import grade_numeric
+from rubric_audit.checks.criterion import Tolerance, criterion_targets, split_criterion, tolerance_for
+from rubric_audit.checks.numbers import Quantity, find_quantities, value_in_terms_of
 from rubric_audit.checks.precision import CODE_FAIL
 from rubric_audit.checks.text import content_tokens, is_negative
 from rubric_audit.model import CODE_GRADER, Criterion, CriterionGrade, Finding, Task
@@ -88,7 +82,7 @@ def _wrong_scale(q: Quantity) -> str | None:
 def _gold_values(gold: str, target: Quantity, tolerance: Tolerance) -> list[Quantity]:
     """Every place the gold states the target's value."""
     return [q for q in find_quantities(gold) if q.compatible(target)
-            and tolerance.contains(_display(q, target))]
+            and tolerance.contains(value_in_terms_of(q, target))]
 
 
 def _replace(text: str, places: list[Quantity], new: str) -> str:

@@ -11,9 +11,9 @@ from collections.abc import Callable, Iterator
 from functools import lru_cache, wraps
 from pathlib import PurePosixPath
 
-from rubric_audit.checks.code_grade import (
+from rubric_audit.checks.code_grade import grade_numeric
+from rubric_audit.checks.criterion import (
     criterion_targets,
-    grade_numeric,
     not_numeric_reason,
     read_claim,
     split_criterion,

@@ -328,6 +328,26 @@ def with_unit(bare: Quantity, unit_from: Quantity) -> Quantity:
                    currency=unit_from.currency, scale=unit_from.scale, noun=unit_from.noun)
 
 
+def value_in_terms_of(q: Quantity, target: Quantity) -> float:
+    """q's value in the target's terms: an unscaled side is read in the other side's scale."""
+    if q.dimension in ("percent", "multiple") or q.scale == target.scale:
+        return q.value
+    if q.scale == 1.0:  # "2433" beside "$2,470 million"; "$2,860,000" is already in units
+        return q.value if abs(q.value) >= target.scale else q.value * target.scale
+    if target.scale == 1.0:  # "1,284" under "($000s)" against "$1,284,000": already units
+        return q.value if abs(target.value) >= q.scale else q.value / q.scale
+    return q.value
+
+
+def comparable(q: Quantity, target: Quantity) -> bool:
+    """Whether q can be held against the target: the same kind, or a bare number against a
+    currency amount (neither counting a thing)."""
+    if q.compatible(target):
+        return True
+    kinds = {q.dimension, target.dimension}
+    return kinds == {"plain", "currency"} and not (q.noun or target.noun)
+
+
 def _range_gap(text: str, a: Quantity, b: Quantity) -> bool:
     """Whether the text between two quantities joins them as a range ('from A to B' and
     'by A to B' are a change, '210 bps to 54.9%' two quantities)."""

@@ -22,7 +22,8 @@ from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
 
-from rubric_audit.checks.code_grade import CodeVerdict, grade_numeric, judge_disagrees_with_code
+from rubric_audit.checks.code_grade import CodeVerdict, grade_numeric
+from rubric_audit.checks.judge_vs_code import judge_disagrees_with_code
 from rubric_audit.model import Attempt, Criterion, CriterionGrade, Finding, Task, WorldContents
 
 TRUSTED = 0.9

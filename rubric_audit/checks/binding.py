@@ -1,0 +1,289 @@
+"""Binding a criterion's target to the answer: which of its values speak of the target's subject,
+and whether they meet the target's tolerance.
+
+The answer is read where it speaks of the criterion's subject: a value binds to a target through
+its segment (sentence, line, list item or table row) and the words it shares with the criterion;
+bare numbers take the unit a table header, a label or their sentence gives them. A value the
+answer says of a rival of the criterion's qualifier ("7.9% with active treatment vs 3.1% with
+placebo" for a placebo rate of 7.9%; Tier-1 for Tier-2, FY2023 for FY2024) decides nothing: the
+checker abstains and says so. A value offered beside another ("X or Y") is a hedge, and a bound
+value far from the target fails it only when plainly the same subject in the same unit.
+"""
+
+from __future__ import annotations
+
+import itertools
+import re
+from collections.abc import Collection
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from rubric_audit.checks.answer import Reading, read_answer
+from rubric_audit.checks.criterion import Role, Tolerance
+from rubric_audit.checks.numbers import Quantity, comparable, value_in_terms_of
+
+ALTERNATIVE_GAP = re.compile(r"\s*,?\s*(?:or|/|either)\s*(?:possibly|perhaps|maybe|about|roughly|"
+                             r"around|approximately|up\s+to)?\s*", re.I)
+NEAR = (0.8, 1.25)  # values within this ratio of the target are taken as claims about it
+
+
+@dataclass(frozen=True, kw_only=True)
+class TargetCheck:
+    """How one target quantity fared in the answer."""
+
+    target: Quantity
+    tolerance: Tolerance
+    matched: list[Quantity]
+    missed: list[Quantity]
+    hedged: bool
+    outcome: Literal["pass", "fail", "not_found", "other_subject"]
+    note: str = ""  # why the outcome is other_subject
+
+
+def _near(q: Quantity, target: Quantity, tolerance: Tolerance) -> bool:
+    """Close enough to be a claim about the target: inside its tolerance or within NEAR."""
+    value = value_in_terms_of(q, target)
+    if tolerance.contains(value):
+        return True
+    if target.value == 0:
+        return abs(value) <= 10 * target.step
+    ratio = value / target.value
+    return NEAR[0] <= ratio <= NEAR[1]
+
+
+def _is_context(q: Quantity, context: Collection[tuple[str, float]], target: Quantity) -> bool:
+    return (q.dimension, round(q.value, 9)) in context and abs(q.value - target.value) > target.step
+
+
+def _alternatives(answer: str, values: list[Quantity], matched: list[Quantity]) -> bool:
+    """A matching value offered beside another as alternatives: 'X or Y', 'X / Y'.
+
+    Both must be of the same order (within 3x): "NOK 1,940m, or NOK 48.50 per share" restates
+    one figure in other terms rather than offering two.
+    """
+    hits = {id(q) for q in matched}
+    for a, b in itertools.pairwise(values):
+        if b.start - a.end > 30 or (id(a) in hits) == (id(b) in hits):
+            continue
+        gap = answer[a.end:b.start]
+        same_order = a.value and b.value and 1 / 3 <= b.value / a.value <= 3
+        if same_order and ALTERNATIVE_GAP.fullmatch(gap):
+            return True
+    return False
+
+
+def _named(reading: Reading, index: int, names: frozenset[str]) -> bool:
+    """Whether a value's label (else its segment) names everyone the criterion names."""
+    if not names:
+        return False
+    own = reading.label_names[index]
+    return names <= (own if own else reading.segment_names[reading.segment_of[index]])
+
+
+def _names_another(reading: Reading, index: int, names: frozenset[str]) -> bool:
+    """A value said of something else the answer names ("Exit Multiple Approach: $46.22" when
+    the criterion names the Gordon Growth Model)."""
+    own = reading.label_names[index]
+    return bool(names and own and not names & own)
+
+
+def _labelled_apart(reading: Reading, other: int, bound: int, subject: frozenset[str]) -> bool:
+    """The other value is said of something the criterion does not name ("US 21.4%") while the
+    bound one carries a word of the criterion the other lacks ("UK 25.0%")."""
+    own, theirs = reading.labels[bound], reading.labels[other]
+    return bool(theirs - subject) and bool((own & subject) - theirs)
+
+
+def _score(reading: Reading, index: int, subject: frozenset[str], names: frozenset[str]) -> int:
+    segment = reading.segment_of[index]
+    return (10 * _named(reading, index, names) + 2 * len(subject & reading.labels[index])
+            + len(subject & reading.segments[segment]))
+
+
+def check_target(target: Quantity, tolerance: Tolerance, answer: str,
+                 context: Collection[tuple[str, float]] = (), subject: frozenset[str] = frozenset(),
+                 names: frozenset[str] = frozenset(), limit: bool = False,
+                 role: Role = "level", qualifiers: frozenset[str] = frozenset(),
+                 mentioned: frozenset[str] = frozenset()) -> TargetCheck:
+    """Whether the answer states the target where it speaks of the target's subject, and not
+    only in values it says of a rival of that subject (`_said_of_another`; `qualifiers` are the
+    criterion's terms that may say which value it means, `mentioned` all its terms)."""
+    check = _bind(target, tolerance, answer, context, subject, names, limit, role)
+    reading = read_answer(answer)
+    kin = [i for i, q in enumerate(reading.quantities) if q.compatible(target)]
+    if (not qualifiers or check.outcome not in ("pass", "fail") or check.hedged
+            or len(kin) < 2):
+        return check  # no other value of the target's kind can be said of its qualifier
+    deciding = {id(q) for q in (check.matched if check.outcome == "pass" else check.missed)}
+    holders = {w: list(itertools.islice(
+        (j for group in reading.qualified.holders.get(w, ()) for j in group
+         if reading.quantities[j].compatible(target)), 2)) for w in qualifiers}
+    notes = [_said_of_another(reading, i, holders, mentioned) for i in kin
+             if id(reading.quantities[i]) in deciding]
+    if notes and len(notes) == len(deciding) and all(notes):
+        return replace(check, outcome="other_subject", note=notes[0])
+    return check
+
+
+def _said_of_another(reading: Reading, index: int, holders: dict[str, list[int]],
+                     mentioned: frozenset[str]) -> str | None:
+    """Why the value at `index` is said of another subject than the criterion's, or None.
+
+    It is when it is said of a qualifier the criterion does not name (Tier-1, FY2023, 'active
+    treatment', 30 days) of the same kind as one the criterion names (Tier-2, FY2024,
+    'placebo', 14 days), which the answer says of another value of the target's kind instead:
+    "7.9% with active treatment vs 3.1% with placebo" is no placebo rate of 7.9%. `holders`:
+    per criterion qualifier, the values of the target's kind said of it.
+    """
+    qualified = reading.qualified
+    own = qualified.said[index]
+    for wanted in sorted(set(holders) - own):
+        for holder in (j for j in holders[wanted] if j != index):
+            for rival in sorted(own - mentioned):
+                if _same_kind(reading, (rival, index), (wanted, holder)):
+                    return (f"the answer gives {reading.quantities[index].text} for "
+                            f"{qualified.written[rival]} and {reading.quantities[holder].text} "
+                            f"for {qualified.written[wanted]}")
+    return None
+
+
+def _same_kind(reading: Reading, one: tuple[str, int], other: tuple[str, int]) -> bool:
+    """Whether two (term, the value it is said of) pairs name one kind of thing: one code with
+    two values (tier:1, tier:2), terms heading the columns or rows of one table, or terms in
+    one frame in one segment: as far from their values, each tied to it by the same word
+    ("4.6% in the test group against 3.9% in the control group": 'in' ties both)."""
+    (a, i), (b, j) = one, other
+    if ":" in a and ":" in b:
+        return a.split(":")[0] == b.split(":")[0]
+    qualified = reading.qualified
+    if qualified.headings.get(a, frozenset()) & qualified.headings.get(b, frozenset()):
+        return True
+    if reading.segment_of[i] != reading.segment_of[j]:
+        return False
+    mine, theirs = qualified.nearby[i], qualified.nearby[j]
+    places = {d for t, d in mine if t == a} & {d for t, d in theirs if t == b}
+    return any((t, tie) in theirs for t, tie in mine for place in places
+               if t not in (a, b) and 0 < tie / place < 1)
+
+
+def _bind(target: Quantity, tolerance: Tolerance, answer: str,
+          context: Collection[tuple[str, float]], subject: frozenset[str],
+          names: frozenset[str], limit: bool, role: Role) -> TargetCheck:
+    """Whether the answer states the target where it speaks of the target's subject.
+
+    A value binds to the target through its label (the words since the previous value) and its
+    segment (sentence, line, list item, table row): if the criterion names someone, only values
+    said of them count; else the values whose label and segment share most words with the
+    criterion. A bound value near the target decides; a bound value far from it fails the
+    criterion only when it is plainly the same subject in the same unit; otherwise the answer
+    gives no evidence (not_found).
+    """
+    reading = read_answer(answer)
+    if tolerance.basis.startswith("end of the range"):
+        return _range_end(target, tolerance, reading)
+    pool = list(reading.quantities) + (list(reading.thresholds) if limit else [])
+    candidates = [i for i, q in enumerate(pool)
+                  if i < len(reading.quantities)
+                  and (role == "compared" or i not in reading.references)
+                  and (role == "change" or i not in reading.changes)
+                  and comparable(q, target) and not _is_context(q, context, target)]
+    if limit:
+        candidates += [i for i in range(len(reading.quantities), len(pool))
+                       if comparable(pool[i], target) and tolerance.contains(
+                           value_in_terms_of(pool[i], target))]
+    if not candidates:
+        return TargetCheck(target=target, tolerance=tolerance, matched=[], missed=[], hedged=False,
+                           outcome="not_found")
+    if limit and any(i >= len(reading.quantities) for i in candidates):
+        matched = [pool[i] for i in candidates if i >= len(reading.quantities)]
+        return TargetCheck(target=target, tolerance=tolerance, matched=matched, missed=[], hedged=False,
+                           outcome="pass")
+    named = [i for i in candidates if _named(reading, i, names)]
+    if named:
+        candidates = named
+    scores = {i: _score(reading, i, subject, names) for i in candidates}
+    best = max(scores.values())
+    bound = [i for i in candidates if scores[i] == best] if best > 0 else candidates
+    near = [i for i in bound if _near(reading.quantities[i], target, tolerance)]
+    if not near and best > 0 and len(bound) == 1 and role != "change":
+        i = bound[0]
+        q = reading.quantities[i]
+        shared = len(subject & reading.labels[i])
+        alone = sum(_strictly_same_unit(reading.quantities[j], target) for j in candidates) == 1 \
+            and not any(_near(reading.quantities[j], target, tolerance) for j in candidates)
+        plainly = bool(named) or (shared >= 2 and shared >= 0.6 * len(subject)) \
+            or (shared >= 1 and alone)  # the answer's only value in this unit, said of it
+        if plainly and _strictly_same_unit(q, target):
+            return TargetCheck(target=target, tolerance=tolerance, matched=[], missed=[q], hedged=False,
+                               outcome="fail")
+    if not near:  # the best-bound value is another quantity; a near one said of the subject
+        close = [i for i in candidates if scores[i] > 0
+                 and _near(reading.quantities[i], target, tolerance)]
+        if close:
+            top = max(scores[i] for i in close)
+            bound = near = [i for i in close if scores[i] == top]
+            best = top
+    if near:
+        segments = {reading.segment_of[i] for i in near}
+        beside = [i for i in candidates if reading.segment_of[i] in segments]
+        decided = _decide(target, tolerance, reading, near, beside)
+        if decided.hedged:
+            return decided
+        rivals = [i for i in candidates if i not in bound and 2 * scores[i] >= best > 0
+                  and not named and _near(reading.quantities[i], target, tolerance)
+                  and not _names_another(reading, i, names)
+                  and not any(_labelled_apart(reading, i, j, subject) for j in near)
+                  and tolerance.contains(value_in_terms_of(reading.quantities[i], target))
+                  != (decided.outcome == "pass")]
+        if rivals:  # another value as plainly about the subject says otherwise
+            return TargetCheck(target=target, tolerance=tolerance, matched=decided.matched,
+                               missed=decided.missed, hedged=False, outcome="not_found")
+        return decided
+    return TargetCheck(target=target, tolerance=tolerance, matched=[], missed=[], hedged=False,
+                       outcome="not_found")
+
+
+def _range_end(target: Quantity, tolerance: Tolerance, reading: Reading) -> TargetCheck:
+    """One end of a criterion's range against the ends of the answer's ranges."""
+    ends = [q for r in reading.ranges for q in r if comparable(q, target)
+            and _near(q, target, tolerance)]
+    matched = [q for q in ends if tolerance.contains(value_in_terms_of(q, target))]
+    if not ends:
+        return TargetCheck(target=target, tolerance=tolerance, matched=[], missed=[], hedged=False,
+                           outcome="not_found")
+    missed = [q for q in ends if q not in matched]
+    return TargetCheck(target=target, tolerance=tolerance, matched=matched, missed=missed, hedged=False,
+                       outcome="pass" if matched else "fail")
+
+
+def _decide(target: Quantity, tolerance: Tolerance, reading: Reading, near: list[int],
+            bound: list[int]) -> TargetCheck:
+    """Pass when the bound values near the target all meet it and none is hedged; fail when
+    they all miss it or a hedge offers it beside another value; undecided when they differ."""
+    quantities = [reading.quantities[i] for i in near]
+    matched = [q for q in quantities if tolerance.contains(value_in_terms_of(q, target))]
+    missed = [q for q in quantities if not tolerance.contains(value_in_terms_of(q, target))]
+    in_range = {id(q) for r in reading.ranges for q in r}
+    standalone = [q for q in matched if id(q) not in in_range]
+    ids = {id(q) for q in quantities}
+    ranges = [r for r in reading.ranges
+              if (id(r[0]) in ids or id(r[1]) in ids) and comparable(r[0], target)
+              and comparable(r[1], target)
+              and not all(tolerance.contains(value_in_terms_of(q, target)) for q in r)]
+    beside = [reading.quantities[i] for i in bound]
+    hedged = (bool(ranges) and not standalone) or _alternatives(
+        reading.text, beside, [q for q in beside if tolerance.contains(value_in_terms_of(q, target))])
+    if matched and missed and not hedged:
+        return TargetCheck(target=target, tolerance=tolerance, matched=matched, missed=missed,
+                           hedged=False, outcome="not_found")
+    outcome: Literal["pass", "fail"] = "pass" if matched and not hedged else "fail"
+    return TargetCheck(target=target, tolerance=tolerance, matched=matched, missed=missed, hedged=hedged,
+                       outcome=outcome)
+
+
+def _strictly_same_unit(q: Quantity, target: Quantity) -> bool:
+    if q.dimension != target.dimension or q.per != target.per:
+        return False
+    if q.dimension == "plain":
+        return bool(q.noun and q.noun == target.noun)
+    return q.currency == target.currency

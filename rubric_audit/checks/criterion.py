@@ -1,0 +1,379 @@
+"""Reading a criterion: the values it asks for, the tolerance each is held to, and what it claims.
+
+A criterion's targets are the quantities after its last copula ("... IRR at 15.0% premium is
+15.6%" targets 15.6%), or all of its quantities when it has none. A tolerance is taken from the
+criterion ("accept A to B", "15.6% within 0.2 of it", "+/- X", "to one decimal", "nearest
+million"), else from the prompt's rounding or tolerance sentences ("to the nearest $ million",
+"nearest 0.01%", "in $m to one decimal place"), else from the criterion's own precision ("2.1bn"
+accepts what rounds to it, 2.07bn). "Within 14 days" is a value, not a tolerance, and beside
+another value ("68% of purchases within 7 days") a condition of it.
+
+A criterion is read once into a `Claim`: per target its tolerance, subject, qualifiers and role
+(a level, a change, the value compared with), which the binding to the answer needs, and why its
+claim is not a number (yes/no, a conclusion, a choice or named entity) when it is not, so the
+checker does not decide it by number overlap.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from dataclasses import dataclass, replace
+from typing import Literal
+
+from rubric_audit.checks.answer import COMPARISON, is_qualifier, names_in, terms
+from rubric_audit.checks.numbers import (
+    CURRENCY_CODES,
+    SCALES,
+    Quantity,
+    comparable,
+    find_quantities,
+    find_ranges,
+    value_in_terms_of,
+)
+from rubric_audit.checks.text import content_tokens
+
+WORD_DIGITS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
+_QTY = r"[-−]?[$€£¥]?\s?\d[\d,]*(?:\.\d+)?|[-−]?[$€£¥]?\s?\.\d+"
+TOLERANCE_CLAUSE = re.compile(
+    rf"""\([^()]*(?:\baccept|\bwithin\b|±|\+/[-−]|\bplus\s+or\s+minus\b|\btolerance\b)[^()]*\)
+    |\baccept(?:s|ed|ing|able)?\b[^.;()]*
+    |\btolerance\b[^.;()]*
+    |(?:±|\+/[-−]|\bplus\s+or\s+minus\b)\s*(?:{_QTY})[^,.;()]*
+    |\bwithin\s+(?:±|\+/[-−])?\s*(?:{_QTY})\s*(?:%|percent|bps?|basis\s+points?|percentage\s+points?
+       |pp|bn|mm|m|k|million|billion|x)?\s*(?:of\b[^,.;()]*)?""",
+    re.I | re.X)
+WINDOW_BEFORE = re.compile(r"\bwithin\s*$", re.I)
+COPULA = re.compile(r"\b(?:is|are|was|were|equals|to\s+be)\b|=", re.I)
+DECIMALS = re.compile(r"(?:\bto|\bat|\bwith|\bin)\s+(\d|zero|one|two|three|four|five|six)\s+"
+                      r"(?:decimal|d\.?p\b|dp\b)|\b(\d)\s*d\.?p\b", re.I)
+NEAREST = re.compile(
+    rf"nearest\s+(?:whole\s+)?(?P<sym>(?:[$€£¥]|\b(?:{'|'.join(CURRENCY_CODES)})\b)\s?)?"
+    r"(?:(?P<num>\d[\d,]*(?:\.\d+)?|\.\d+)\s*"
+    r"(?P<unit>%|percent|percentage\s+points?|pp|bps?|basis\s+points?|k|m|bn|million|billion)?"
+    r"|(?P<word>cent|penny|whole\s+number|integer|dollar|euro|pound|unit|hundred|thousand|"
+    r"million|billion"
+    r"|percentage\s+point|percent|tenth|hundredth|basis\s+point|bp))", re.I)
+NEAREST_STEP = {"cent": 0.01, "penny": 0.01, "whole number": 1.0, "integer": 1.0, "dollar": 1.0,
+                "euro": 1.0, "pound": 1.0, "unit": 1.0, "hundred": 100.0, "thousand": 1e3, "million": 1e6,
+                "billion": 1e9, "percent": 1.0, "percentage point": 1.0, "tenth": 0.1,
+                "hundredth": 0.01, "basis point": 0.01, "bp": 0.01}
+ROUNDING_SENTENCE = re.compile(r"within|±|\+/-|accept|round|decimal|nearest|\bd\.?p\b|tolerance",
+                               re.I)
+IN_SCALE = re.compile(r"\bin\s+(?:[$€£¥]\s?|(?:USD|EUR|GBP|NOK|SEK|CHF)\s?)?"
+                      r"(k|m|mm|mn|bn|thousands|millions|billions)\b", re.I)
+
+# Claims that are not a number: a yes/no answer, a conclusion, a choice of a named thing.
+YES_NO = re.compile(r"(?:^|\b(?:states?|answers?|concludes?|says?|responds?|replies|confirms?|"
+                    r"indicates?|that)\b)[\s:,\"'“]*\b(?:yes|no)\b(?![\s.]*\d)", re.I)
+CONCLUSION = re.compile(
+    r"\bwhether\b|\bconclud(?:es?|ing)\b|\b(?:does|do|did|is|are|was|were|can|will|would|should|must|has|have)\s+not\b|"
+    r"\b(?:cannot|isn't|aren't|doesn't|won't|hasn't|haven't)\b|"
+    r"\b(?:is|are|was|were|be|becomes?)\s+(?:not\s+)?(?:eligible|ineligible|exempt|compliant|"
+    r"non-compliant|permitted|prohibited|allowed|required|sufficient|insufficient|in\s+breach|"
+    r"in\s+compliance|subject\s+to|liable|entitled|valid|invalid|enforceable|unenforceable|"
+    r"applicable|inapplicable|triggered|breached|met|satisfied|covered|deductible|taxable|"
+    r"(?:statistically\s+)?(?:significant|insignificant)|material|immaterial|feasible|"
+    r"infeasible|viable|justified|unjustified|adequate|inadequate|reasonable|unreasonable)\b|"
+    r"\bthat\s+(?:(?!\d)[\w\s'\u2019-]){0,60}?\b(?:appl(?:ies|ied)|qualifie[sd]|breache[sd]|"
+    r"violate[sd]|trigger(?:s|ed)|exceed(?:s|ed)|meets|met|satisf(?:ies|ied)|compl(?:ies|ied)|"
+    r"(?:falls|fell)\s+(?:below|short)|outweigh(?:s|ed)|justifie[sd])\b", re.I)
+CHOICE = re.compile(
+    r"\b(?:identif(?:y|ies)|names?|selects?|chooses?|recommends?|picks?|ranks?|prefers?|"
+    r"favou?rs?|advises?)\s+(?:that\s+|the\s+)?(?-i:[A-Z][a-z][\w&'.-]*)(?:\s+(?-i:[A-Z][\w&'.-]*))*"
+    r"(?:\s+(?:as|over|for|to|rather)\b(?!\s*(?:[$€£¥\d−-]|approximately|about|roughly))|\s*[,.;]|\s*$)",
+    re.I)
+PROMPT_CHOICE = re.compile(r"\b(?:is|are|was|were|should|does|do|did|will|would|can|could)\b"
+                           r"[^?\n]{0,120}?\b([a-z]+)\s+or\s+(?:an?\s+|the\s+)?([a-z]+)\b"
+                           r"[^?\n]{0,80}\?", re.I)
+QUESTION_FILLERS = frozenset("""
+not more less higher lower above below it this that them they and the a an of
+""".split())
+SUPERLATIVE_CHOICE = re.compile(
+    r"\b(?:identif(?:y|ies)|names?|selects?|chooses?|picks?|flags?)\b[^.]{0,80}?\bas\s+"
+    r"(?:\w+\s+){0,2}?(?:the\s+)?(?:largest|highest|lowest|smallest|biggest|best|worst|most|least|top|main|"
+    r"primary|greatest|cheapest|preferred|recommended|only)\b", re.I)
+CHANGE_BEFORE = re.compile(r"\b(?:by|of)\s+(?:about\s+|approximately\s+)?[-−]?$|"
+                           r"\b(?:increase|decrease|change|reduction|rise|fall|drop|uplift|"
+                           r"improvement|decline|growth)\s+(?:of\s+)?$", re.I)
+LIMIT_WORDS = re.compile(r"\b(?:caps?|capped|limits?|maximum|minimum|max|min|ceiling|floor|"
+                         r"thresholds?|up\s+to|at\s+least|at\s+most|no\s+more\s+than)\b", re.I)
+FILE_DELIVERABLE = re.compile(
+    r"\b(?:create|build|prepare|draft|produce|save|write|update|generate|populate|fill\s+in|"
+    r"complete|return|deliver|upload|export|edit|amend|revise|make)\b[^\n]{0,80}?\b(?:"
+    r"spreadsheet|workbook|excel|xlsx|docx|word\s+(?:document|file)|deck|slides?|pptx|"
+    r"powerpoint|presentation|pdf|csv|file|document|template|model|sheet|tab)\b", re.I)
+REPLY_HERE = re.compile(r"\b(?:reply|respond|answer|message|write\s+back)\b|\bhere\b|"
+                        r"\bin\s+(?:the|your)\s+(?:reply|response|chat)\b", re.I)
+
+
+@dataclass(frozen=True, kw_only=True)
+class Tolerance:
+    low: float
+    high: float
+    basis: str
+
+    def contains(self, value: float) -> bool:
+        slack = 1e-9 * max(1.0, abs(self.low), abs(self.high))
+        return self.low - slack <= value <= self.high + slack
+
+
+@functools.lru_cache(maxsize=4096)
+def split_criterion(text: str) -> tuple[str, str]:
+    """(the criterion without its tolerance clauses, the tolerance clauses).
+
+    "Within X" is a tolerance only when it qualifies a value already stated and X can measure
+    that value's distance: "within 14 days" is a value (X counts days; a share of purchases
+    "within 7 days" is not 68% +/- 7), "within policy" has none.
+    """
+    clauses = []
+    for m in TOLERANCE_CLAUSE.finditer(text):
+        clause = m.group(0)
+        quantities = find_quantities(clause)
+        if not quantities and not DECIMALS.search(clause) and not NEAREST.search(clause):
+            continue
+        if clause.lower().startswith("within"):
+            stated_before = find_quantities(text[:m.start()])
+            width = next((q for q in find_quantities(text) if q.start >= m.start()), None)
+            if not stated_before or width is None or not _can_be_width(width, stated_before[-1]):
+                continue
+        clauses.append(clause)
+    for clause in clauses:
+        text = text.replace(clause, " ")
+    return text, " ".join(clauses)
+
+
+def _can_be_width(width: Quantity, value: Quantity) -> bool:
+    """Whether `width` can be a distance from `value`: not a count or duration ("7 days"), and a
+    bare number, the value's own unit or a percentage of it ("within 5%")."""
+    if width.noun:
+        return False
+    return width.dimension in ("plain", "percent", value.dimension)
+
+
+def criterion_targets(criterion: str) -> list[Quantity]:
+    """The quantities a criterion's text asks for (after its last copula), its tolerance clauses
+    set aside."""
+    return _targets_and_conditions(split_criterion(criterion)[0])[0]
+
+
+def _targets_and_conditions(body: str) -> tuple[list[Quantity], list[Quantity]]:
+    """(targets, condition quantities) of a criterion with its tolerance clauses removed.
+
+    The targets are the values after the last copula. A window ("within 48 hours") says where a
+    value is measured: beside another value it is a condition, so in "92% of orders were
+    delivered within 48 hours" the 'were' states no value and 92% is the target."""
+    copulas = list(COPULA.finditer(body))
+    found = find_quantities(body)
+    windows = [q for q in found if q.noun and WINDOW_BEFORE.search(body, max(0, q.start - 12),
+                                                                      q.start)]
+    claims = [q for q in found if q not in windows] or found
+    if not copulas:
+        return claims, [q for q in found if q not in claims]
+    cut = copulas[-1].end()
+    targets = [q for q in claims if q.start >= cut]
+    if not targets and any(q.start >= cut for q in windows):
+        targets = claims
+    return targets, [q for q in found if q not in targets]
+
+
+def _stated_tolerance(text: str, target: Quantity) -> Tolerance | None:
+    if not text:
+        return None
+    found = find_quantities(text)
+    for low, high in find_ranges(text, found):
+        if high.value < 0 < target.value:  # "a loss of USD 3.2m (accept -USD 3.1m to -USD 3.3m)"
+            target = replace(target, value=-target.value)
+        if comparable(low, target) and value_in_terms_of(low, target) <= target.value * 1.0001 + 1e-12 \
+                and value_in_terms_of(high, target) >= target.value * 0.9999 - 1e-12:
+            return Tolerance(low=value_in_terms_of(low, target), high=value_in_terms_of(high, target),
+                             basis=f"stated range {low.text} to {high.text}")
+    plus_minus = re.search(r"(?:within|±|\+/[-−]|plus\s+or\s+minus)\s*", text, re.I)
+    if plus_minus:
+        after = [q for q in found if q.start >= plus_minus.end()]
+        if after:
+            width = after[0]
+            if width.dimension == "percent" and target.dimension != "percent":
+                delta = abs(target.value) * width.value / 100
+            else:
+                delta = abs(value_in_terms_of(width, target))
+            return Tolerance(low=target.value - delta, high=target.value + delta,
+                             basis=f"stated +/- {width.text}")
+    return _rounding_tolerance(text, target)
+
+
+def _rounding_tolerance(text: str, target: Quantity) -> Tolerance | None:
+    decimals = DECIMALS.search(text)
+    if decimals:
+        places = (decimals.group(1) or decimals.group(2)).lower()
+        d = WORD_DIGITS.get(places, int(places) if places.isdigit() else 0)
+        scale = target.scale if target.dimension != "percent" else 1.0
+        in_scale = IN_SCALE.search(text)
+        if in_scale and target.dimension != "percent" \
+                and abs(target.value) >= SCALES[in_scale.group(1).lower()]:
+            scale = SCALES[in_scale.group(1).lower()]  # "in $m" speaks of values of millions
+        half = 0.5 * 10.0 ** -d * scale
+        places_text = f"{d} decimal place" + ("" if d == 1 else "s")
+        return Tolerance(low=target.value - half, high=target.value + half,
+                         basis=f"rounded to {places_text}")
+    nearest = NEAREST.search(text)
+    if nearest:
+        step = _nearest_step(nearest)
+        if step is not None:
+            half = 0.5 * step
+            return Tolerance(low=target.value - half, high=target.value + half,
+                             basis=f"rounded to nearest {nearest.group(0)[8:].strip()}")
+    return None
+
+
+def _nearest_step(match: re.Match[str]) -> float | None:
+    if match.group("word"):
+        return NEAREST_STEP[re.sub(r"\s+", " ", match.group("word").lower())]
+    number = float(match.group("num").replace(",", ""))
+    unit = (match.group("unit") or "").lower()
+    if unit.startswith("b"):
+        return number * (0.01 if unit in ("bp", "bps") or unit.startswith("basis") else 1e9)
+    return number * SCALES.get(unit, 1.0)  # %, pp and points are 1
+
+
+def tolerance_for(target: Quantity, criterion_tolerance: str, prompt: str) -> Tolerance:
+    """The stated tolerance (criterion first, then prompt), else the criterion's precision."""
+    stated = _stated_tolerance(criterion_tolerance, target)
+    if stated is None:
+        stated = _stated_tolerance(_tolerance_sentences(prompt), target)
+    if stated is not None:
+        return stated
+    half = target.step / 2
+    return Tolerance(low=target.value - half, high=target.value + half,
+                     basis=f"precision of {target.text}")
+
+
+@functools.lru_cache(maxsize=1024)
+def _tolerance_sentences(prompt: str) -> str:
+    """Only the prompt's sentences about tolerance or rounding, not its input values."""
+    sentences = re.split(r"(?<=[.!?])\s+|\n", prompt)
+    kept = []
+    for s in sentences:
+        if not ROUNDING_SENTENCE.search(s):
+            continue
+        if re.search(r"\bwithin\b", s, re.I) and not re.search(
+                r"±|\+/-|accept|round|decimal|nearest|tolerance|within\s+[$€£¥]?\s?\d[\d,.]*"
+                r"\s*(?:%|bps?|[kmb]n?|million|billion)?\s+of\b", s, re.I):
+            continue  # "respond within 14 days": not a tolerance
+        kept.append(s)
+    return " ".join(kept)
+
+
+Role = Literal["level", "change", "compared"]
+
+
+@dataclass(frozen=True, kw_only=True)
+class Claim:
+    """A criterion read once: its targets with tolerance and subject, and what it claims."""
+
+    targets: tuple[Quantity, ...]
+    tolerances: tuple[Tolerance, ...]
+    subjects: tuple[frozenset[str], ...]
+    qualifiers: tuple[frozenset[str], ...]  # per target, the terms that may say which it is
+    mentioned: frozenset[str]  # every term of the criterion
+    names: frozenset[str]
+    context: frozenset[tuple[str, float]]
+    not_numeric: str | None
+    file_deliverable: bool
+    limit: bool  # the criterion speaks of a cap, limit or threshold: "up to X" states it
+    roles: tuple[Role, ...]  # per target: a level, a change ("falls by X") or compared ("from X")
+
+
+def _prompt_choice(prompt: str, body: str) -> bool:
+    """The prompt asks 'is it A or B?' and the criterion picks one of them."""
+    words = set(re.findall(r"[a-z]+", body.lower()))
+    for m in PROMPT_CHOICE.finditer(prompt):
+        options = {m.group(1).lower(), m.group(2).lower()} - QUESTION_FILLERS
+        if options & words:
+            return True
+    return False
+
+
+def not_numeric_reason(body: str, prompt: str) -> str | None:
+    """Why a criterion's claim is not a number (a yes/no answer, a conclusion, a choice or named
+    entity), or None; `body` is the criterion with its tolerance clauses removed."""
+    if YES_NO.search(body):
+        return "the criterion's claim is a yes/no answer, not a number"
+    if CONCLUSION.search(body):
+        return "the criterion's claim is a conclusion, not a number"
+    if CHOICE.search(body) or SUPERLATIVE_CHOICE.search(body) or _prompt_choice(prompt, body):
+        return "the criterion's claim is a choice or a named entity, not a number"
+    return None
+
+
+@functools.lru_cache(maxsize=4096)
+def read_claim(criterion: str, prompt: str) -> Claim:
+    body, tolerance_text = split_criterion(criterion)
+    targets, conditions = _targets_and_conditions(body)
+    spans = [(a.start, b.end) for a, b in find_ranges(body, targets)]
+    subjects = []
+    previous = 0
+    for n, t in enumerate(targets):
+        following = [u.start for u in targets[n + 1:]
+                     if not any(a <= t.start < b and a <= u.start < b for a, b in spans)]
+        words = content_tokens(body[previous:following[0] if following else len(body)])
+        unit_words = content_tokens(t.noun or "")  # "years" is the unit, not the subject
+        subjects.append(frozenset(words - {_digits(t.text)} - unit_words))
+        if not any(a <= t.start < b for a, b in spans):
+            previous = t.end
+    context = frozenset((q.dimension, round(q.value, 9))
+                        for q in [*conditions, *find_quantities(prompt)])
+    return Claim(
+        targets=tuple(targets),
+        tolerances=tuple(_range_tolerance(body, t, targets)
+                         or tolerance_for(t, tolerance_text, prompt) for t in targets),
+        subjects=tuple(subjects), qualifiers=tuple(_qualifiers(body, t) for t in targets),
+        mentioned=frozenset(key for key, _, _ in terms(body) if is_qualifier(key)),
+        names=names_in(body), context=context,
+        not_numeric=not_numeric_reason(body, prompt),
+        file_deliverable=bool(FILE_DELIVERABLE.search(prompt)) and not REPLY_HERE.search(prompt),
+        limit=bool(LIMIT_WORDS.search(body)),
+        roles=tuple(_role(body, t) for t in targets))
+
+
+def _role(body: str, target: Quantity) -> Role:
+    """What a criterion's target is: a change ("falls by X"), the value compared with ("rose
+    from X to Y": the answer's own 'from X' is then its claim, not an aside), or a level."""
+    if CHANGE_BEFORE.search(body, max(0, target.start - 24), target.start):
+        return "change"
+    if COMPARISON.search(body, max(0, target.start - 40), target.start):
+        return "compared"
+    return "level"
+
+
+def _qualifiers(body: str, target: Quantity) -> frozenset[str]:
+    """The terms of a criterion that may say which value it means: its codes (Tier-2, FY2024, a
+    window of 14 days) and its content words, but for the words that name another of its values
+    ("assuming a 10% WACC and 2% terminal growth rate", "5% of pre-tax income")."""
+    sequence = [key for key, _, _ in terms(body[:target.start] + " " + body[target.end:])]
+    naming = set()
+    for n, key in enumerate(sequence):
+        if key != "#":
+            continue
+        for step in (-1, 1):
+            k = n + step
+            while 0 <= k < len(sequence) and ":" not in sequence[k] \
+                    and (is_qualifier(sequence[k]) or sequence[k] == "of"):
+                naming.add(k)
+                k += step
+    return frozenset(key for n, key in enumerate(sequence)
+                     if is_qualifier(key) and n not in naming)
+
+
+def _digits(text: str) -> str:
+    return re.sub(r"[^0-9.]", "", text).strip(".")
+
+
+def _range_tolerance(body: str, target: Quantity, targets: list[Quantity]) -> Tolerance | None:
+    """A criterion whose value is a range ('37-46 months') accepts either end at its precision
+    and the answer's range must match it end for end (checked in `binding._range_end`)."""
+    for low, high in find_ranges(body, targets):
+        if target in (low, high):
+            return Tolerance(low=target.value - target.step / 2, high=target.value + target.step / 2,
+                             basis=f"end of the range {low.text} to {high.text}")
+    return None
