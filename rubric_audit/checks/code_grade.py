@@ -19,7 +19,7 @@ from rubric_audit.checks.answer import Reading, read_answer
 from rubric_audit.checks.binding import TargetCheck, check_target
 from rubric_audit.checks.criterion import Claim, read_claim
 from rubric_audit.checks.numbers import unread
-from rubric_audit.model import Attempt, CriterionGrade, Task
+from rubric_audit.model import CODE_GRADER, Attempt, CriterionGrade, Task
 
 BARE_ANSWER = re.compile(r"\s*([-−]?\d[\d,]*(?:\.\d+)?)\s*\.?\s*")
 
@@ -137,6 +137,6 @@ def code_verdicts(task: Task, attempt: Attempt) -> dict[str, CodeVerdict]:
 
 
 def code_grades(attempt: Attempt, verdicts: dict[str, CodeVerdict]) -> list[CriterionGrade]:
-    return [CriterionGrade(attempt_id=attempt.id, criterion_id=criterion_id, grader="code",
+    return [CriterionGrade(attempt_id=attempt.id, criterion_id=criterion_id, grader=CODE_GRADER,
                            verdict=v.verdict, rationale=v.reason)
             for criterion_id, v in verdicts.items()]
