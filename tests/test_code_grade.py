@@ -250,3 +250,37 @@ def test_audit_reports_agreement_on_the_shared_fixtures(tmp_path: Path) -> None:
     assert agreement["rate"] == pytest.approx(1.0)
     assert agreement["interval"]["method"] == "wilson"
     assert agreement["interval"]["low"] < 1.0 <= agreement["interval"]["high"] + 1e-9
+
+
+@pytest.mark.parametrize(("criterion", "answer", "expected"), [
+    # a direction the criterion states is part of its value
+    ("States that unit cost fell by 2.4% (accept 2.3%-2.5%)",
+     "Unit cost rose 2.4% year on year, from EUR 8.10 to EUR 8.29.", "fail"),
+    ("States that unit cost fell by 2.4% (accept 2.3%-2.5%)",
+     "Unit cost fell 2.4% year on year, to EUR 8.10.", "pass"),
+    ("States that unit cost fell by 2.4% (accept 2.3%-2.5%)",
+     "Unit cost moved -2.4% year on year.", "pass"),
+    ("States that headcount grew 3.5%", "Headcount: 412 vs 427 last year, -3.5%.", "fail"),
+    ("States that the fund ended the year 4.2% above its benchmark",
+     "The fund finished 4.2% below its benchmark after a weak fourth quarter.", "fail"),
+    ("States a net loss of EUR 1.8m", "The division made a net profit of EUR 1.8m.", "fail"),
+    ("States a net loss of EUR 1.8m", "Net loss for the year: EUR 1.8m.", "pass"),
+    ("States a net loss of EUR 1.8m", "Net result: EUR (1.8)m.", "pass"),
+    ("States that the account is in surplus by GBP 2,150",
+     "The account closes GBP 2,150 in deficit after the final invoice.", "fail"),
+    # accounting negatives in a change column meet a stated decrease
+    ("States that water use decreased by 3,410 m3",
+     "| Site | 2023 | 2024 | Change |\n|---|---|---|---|\n| All sites | 51,200 | 47,790 | "
+     "(3,410) |", "pass"),
+    # a change whose direction the answer leaves unsaid decides nothing
+    ("States that churn fell by 1.1 percentage points", "Churn: 1.1 percentage points.",
+     "not_applicable"),
+    # words that only look like a direction
+    ("States the fall rate is 3.4 per 1,000 bed days", "Fall rate: 3.40 per 1,000 bed days.",
+     "pass"),
+    ("States the allowance for losses is USD 2.7m", "Allowance for losses: USD 2.7m.", "pass"),
+    ("States a 12-month retention of 88%", "12-month retention was 88%.", "pass"),
+])
+def test_the_direction_a_criterion_states_is_part_of_its_value(criterion: str, answer: str,
+                                                                expected: str) -> None:
+    assert verdict(criterion, answer) == expected

@@ -21,6 +21,7 @@ from typing import Literal
 from rubric_audit.checks.answer import Reading, read_answer
 from rubric_audit.checks.criterion import Role, Tolerance
 from rubric_audit.checks.numbers import Quantity, comparable, value_in_terms_of
+from rubric_audit.checks.polarity import CHANGE_HEADER
 
 ALTERNATIVE_GAP = re.compile(r"\s*,?\s*(?:or|/|either)\s*(?:possibly|perhaps|maybe|about|roughly|"
                              r"around|approximately|up\s+to)?\s*", re.I)
@@ -36,8 +37,8 @@ class TargetCheck:
     matched: list[Quantity]
     missed: list[Quantity]
     hedged: bool
-    outcome: Literal["pass", "fail", "not_found", "other_subject"]
-    note: str = ""  # why the outcome is other_subject
+    outcome: Literal["pass", "fail", "not_found", "other_subject", "unresolved"]
+    note: str = ""  # why the outcome is other_subject or unresolved
 
 
 def _near(q: Quantity, target: Quantity, tolerance: Tolerance) -> bool:
@@ -187,6 +188,10 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
                   and (role == "compared" or i not in reading.references)
                   and (role == "change" or i not in reading.changes)
                   and comparable(q, target) and not _is_context(q, context, target)]
+    if role == "change":  # a change is read where the answer gives changes, if it does
+        moving = [i for i in candidates if i in reading.changes
+                  or CHANGE_HEADER.search(reading.headers[i])]
+        candidates = moving or candidates
     if limit:
         candidates += [i for i in range(len(reading.quantities), len(pool))
                        if comparable(pool[i], target) and tolerance.contains(

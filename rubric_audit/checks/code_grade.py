@@ -19,6 +19,7 @@ from rubric_audit.checks.answer import Reading, read_answer
 from rubric_audit.checks.binding import TargetCheck, check_target
 from rubric_audit.checks.criterion import Claim, read_claim
 from rubric_audit.checks.numbers import unread
+from rubric_audit.checks.polarity import meets
 from rubric_audit.model import CODE_GRADER, Attempt, CriterionGrade, Task
 
 BARE_ANSWER = re.compile(r"\s*([-−]?\d[\d,]*(?:\.\d+)?)\s*\.?\s*")
@@ -62,16 +63,16 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
     if bare and len(claim.targets) == 1:
         return _bare_answer(claim, bare.group(1))
     reading = read_answer(answer)
-    checks = [check_target(t, tol, answer, claim.context, subject, claim.names, claim.limit,
-                           role, qualifiers, claim.mentioned)
-              for t, tol, subject, role, qualifiers in zip(
-                  claim.targets, claim.tolerances, claim.subjects, claim.roles, claim.qualifiers,
-                  strict=True)]
+    checks = [_polar_check(claim, n, answer) for n in range(len(claim.targets))]
     elsewhere = [c for c in checks if c.outcome == "other_subject"]
     if elsewhere:
         return CodeVerdict(verdict="not_applicable", reason="; ".join(
             f"{c.note}, so its value for the criterion's subject is not {c.target.text}"
             for c in elsewhere), checks=checks)
+    unresolved = [c for c in checks if c.outcome == "unresolved"]
+    if unresolved:
+        return CodeVerdict(verdict="not_applicable", reason="; ".join(c.note for c in unresolved),
+                           checks=checks)
     missing = [c for c in checks if c.outcome == "not_found"]
     if missing:
         return _missing(claim, reading, checks, missing, artifacts)
@@ -86,6 +87,44 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
         kind = "hedged between" if c.hedged else "states"
         parts.append(f"answer {kind} {said}; target {c.target.text} ({c.tolerance.basis})")
     return CodeVerdict(verdict="fail", reason="; ".join(parts), checks=checks)
+
+
+def _target_check(claim: Claim, n: int, answer: str, negated: bool = False) -> TargetCheck:
+    target, tolerance = claim.targets[n], claim.tolerances[n]
+    if negated:
+        target, tolerance = replace(target, value=-target.value), tolerance.negated()
+    return check_target(target, tolerance, answer, claim.context, claim.subjects[n], claim.names,
+                        claim.limit, claim.roles[n], claim.qualifiers[n], claim.mentioned)
+
+
+def _polar_check(claim: Claim, n: int, answer: str) -> TargetCheck:
+    """Target n bound to the answer, its direction as part of its value: where the criterion
+    states one ("fell by 4.5%", "a loss of USD 3.2m"), a value of the same size counts with its
+    sign either way ("(1,204)" for "decreased by 1,204") and then meets the target only if it
+    goes the criterion's way; a value whose direction the answer leaves unsaid decides nothing."""
+    check = _target_check(claim, n, answer)
+    polarity = claim.polarities[n]
+    if polarity is None:
+        return check
+    if check.outcome in ("fail", "not_found") and claim.targets[n].value:
+        flipped = _target_check(claim, n, answer, negated=True)
+        if flipped.outcome == "pass" or (flipped.outcome == "fail" and check.outcome != "fail"):
+            check = replace(flipped, target=claim.targets[n], tolerance=claim.tolerances[n])
+    if check.outcome != "pass":
+        return check
+    headers = dict(zip(map(id, read_answer(answer).quantities), read_answer(answer).headers,
+                       strict=True))
+    ways = [(q, meets(polarity, q, answer, headers.get(id(q), ""))) for q in check.matched]
+    against = [q for q, way in ways if way is False]
+    if against:
+        return replace(check, matched=[], missed=against, outcome="fail")
+    unsaid = [q for q, way in ways if way is None]
+    if unsaid:
+        word = "rose or fell" if polarity.change else "is a gain or a loss"
+        return replace(check, outcome="unresolved",
+                       note=f"the answer states {unsaid[0].text} but not whether it {word}, "
+                            f"which {claim.targets[n].text} says")
+    return check
 
 
 def _bare_answer(claim: Claim, number: str) -> CodeVerdict:

@@ -31,6 +31,7 @@ from rubric_audit.checks.numbers import (
     find_ranges,
     value_in_terms_of,
 )
+from rubric_audit.checks.polarity import Polarity, criterion_polarity
 from rubric_audit.checks.text import content_tokens
 
 WORD_DIGITS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
@@ -116,6 +117,10 @@ class Tolerance:
     def contains(self, value: float) -> bool:
         slack = 1e-9 * max(1.0, abs(self.low), abs(self.high))
         return self.low - slack <= value <= self.high + slack
+
+    def negated(self) -> Tolerance:
+        """The same tolerance about the negated target."""
+        return replace(self, low=-self.high, high=-self.low)
 
 
 @functools.lru_cache(maxsize=4096)
@@ -282,6 +287,7 @@ class Claim:
     file_deliverable: bool
     limit: bool  # the criterion speaks of a cap, limit or threshold: "up to X" states it
     roles: tuple[Role, ...]  # per target: a level, a change ("falls by X") or compared ("from X")
+    polarities: tuple[Polarity | None, ...]  # per target: the direction its words state
 
 
 def _prompt_choice(prompt: str, body: str) -> bool:
@@ -333,7 +339,8 @@ def read_claim(criterion: str, prompt: str) -> Claim:
         not_numeric=not_numeric_reason(body, prompt),
         file_deliverable=bool(FILE_DELIVERABLE.search(prompt)) and not REPLY_HERE.search(prompt),
         limit=bool(LIMIT_WORDS.search(body)),
-        roles=tuple(_role(body, t) for t in targets))
+        roles=tuple(_role(body, t) for t in targets),
+        polarities=tuple(criterion_polarity(body, t) for t in targets))
 
 
 def _role(body: str, target: Quantity) -> Role:

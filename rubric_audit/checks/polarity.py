@@ -1,0 +1,145 @@
+"""Polarity: whether a value says up or down, gain or loss, above or below.
+
+A criterion that says "fell by 4.5%", "a loss of USD 3.2m" or "6.1% above its baseline" states a
+direction with its value; an answer meets it only when its value goes the same way. The
+direction is read from the value's own sign (a minus sign, accounting parentheses, an explicit
+plus) and from the words right beside it: a change word before it ("rose", "fell by", "down"), a
+state word beside it ("loss of", "deficit", "owed", "unrecouped", "above", "over budget"). In an
+answer, a value with no such word takes the one direction its sentence speaks of, if it speaks of
+only one. A change whose direction the answer leaves unsaid is unresolved: the checker abstains.
+"""
+
+from __future__ import annotations
+
+import re
+from dataclasses import dataclass
+from typing import Literal
+
+from rubric_audit.checks.numbers import Quantity
+
+Direction = Literal["up", "down"]
+
+_CHANGE_UP = (r"rose|rise[sn]?|rising|increase[sd]?|increasing|grew|grow(?:s|n|ing)?|growth|"
+              r"gain(?:ed|ing)?|up|climb(?:ed|s)?|jump(?:ed|s)?|surged?|widened")
+_CHANGE_DOWN = (r"fell|fall(?:s|en|ing)?|decrease[sd]?|decreasing|decline[sd]?|declining|"
+                r"drop(?:ped|s)?|down|dipped|shr[au]nk|shrinks?|reduced|reduction|"
+                r"contracted|slipped|slid|narrowed")
+_STATE_UP = r"surplus|profit|gain|owed|owing|savings?|saves?|saved|recouped|in\s+credit"
+_STATE_DOWN = r"loss(?:es)?|deficit|shortfall|short\s+of|unrecouped|overdrawn"
+_REFERENCE = (r"(?=\s+(?:\w+\s+){0,3}?(?:budget|target|plan|forecast|baseline|guidance|benchmark|"
+              r"cap|limit|threshold|average|median|consensus|estimate|prior|previous|last|"
+              r"covenant|ceiling|floor|minimum|maximum)\b)")
+_NOT_A_CHANGE = r"(?!\s+(?:rates?|ratios?|risks?|prevention|counts?|lines?|season|protection))"
+CHANGE_BEFORE = re.compile(rf"\b(?:(?P<up>{_CHANGE_UP})|(?P<down>{_CHANGE_DOWN}))\b{_NOT_A_CHANGE}",
+                           re.I)
+STATE_BEFORE = re.compile(rf"(?<!\bon\s)(?<!\bfor\s)(?<!\bfrom\s)(?<!\bof\s)"
+                          rf"\b(?:(?P<up>{_STATE_UP})|(?P<down>{_STATE_DOWN}))"
+                          r"\s*(?:(?:of|by|was|is|were|at|stood\s+at|came\s+to|:)\s*)*$", re.I)
+AFTER = re.compile(
+    rf"[\s*)]{{0,3}}(?:(?:(?!of\b|in\b|on\b|to\b|for\b|from\b)[a-z]+\s+)?"
+    rf"(?:(?P<cup>{_CHANGE_UP}|higher)|(?P<cdown>{_CHANGE_DOWN}|lower|cut)){_NOT_A_CHANGE}"
+    rf"|(?:in\s+)?(?P<up>{_STATE_UP}|ahead|(?:above|over){_REFERENCE})"
+    rf"|(?:in\s+)?(?P<down>{_STATE_DOWN}|short|behind|(?:below|under){_REFERENCE}))\b", re.I)
+STATE_WORD = re.compile(rf"(?<!\bon\s)(?<!\bfor\s)(?<!\bfrom\s)(?<!\bof\s)"
+                        rf"\b(?:(?P<up>{_STATE_UP})|(?P<down>{_STATE_DOWN}))\b", re.I)
+CLAUSE_START = re.compile(r"[,;:()\[\]\n|]|\s[-–—]\s|\b(?:and|but|while|whereas|vs\.?|versus)\b",
+                          re.I)
+WORDS_BEFORE = 3  # change words read this many words before a value
+SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
+CHANGE_HEADER = re.compile(r"\b(?:change|chg|delta|variance|var|movement|diff(?:erence)?)\b|Δ|±",
+                           re.I)
+DURATION_NOUNS = frozenset(("day", "week", "month", "year", "hour", "minute", "quarter"))
+
+
+@dataclass(frozen=True)
+class Polarity:
+    """The direction a criterion states for a target, and whether it is of a change ("fell
+    by 4.5%": the answer must say which way) or of a state ("a loss of USD 3.2m": a plain
+    positive value is no loss, but a value with no word is no contrary evidence of a profit)."""
+
+    direction: Direction
+    change: bool
+
+
+def _last_words(text: str, count: int) -> str:
+    return " ".join(re.findall(r"[\w+\-]+", text)[-count:])
+
+
+def _clause_before(text: str, start: int) -> str:
+    """The text of the value's clause before it (from the last comma, bracket, 'and' ...)."""
+    window = text[max(0, start - 80):start]
+    cut = 0
+    for m in CLAUSE_START.finditer(window):
+        cut = m.end()
+    return window[cut:]
+
+
+def _direction(match: re.Match[str]) -> Direction:
+    return "up" if match.group("up") else "down"
+
+
+def _worded(text: str, q: Quantity) -> tuple[Direction, bool] | None:
+    """(direction, whether a change word said it) from the words beside `q` in `text`: a change
+    word among the few before it or right after it, else a state word before or after it."""
+    before = _clause_before(text, q.start)
+    after = AFTER.match(text, q.end, q.end + 60)
+    changes = list(CHANGE_BEFORE.finditer(_last_words(before, WORDS_BEFORE)))
+    if changes:
+        return _direction(changes[-1]), True
+    if after and (after.group("cup") or after.group("cdown")):
+        return ("up" if after.group("cup") else "down"), True
+    state = STATE_BEFORE.search(before.rstrip(" *$€£¥"))
+    if state:
+        return _direction(state), False
+    if after:
+        return _direction(after), False
+    return None
+
+
+def criterion_polarity(body: str, target: Quantity) -> Polarity | None:
+    """The direction a criterion's words give its target, if any (a duration has none)."""
+    if target.noun in DURATION_NOUNS:
+        return None
+    worded = _worded(body, target)
+    if worded is None:
+        return None
+    direction, change = worded
+    if target.value < 0:  # "a change of -4.5%" says down by itself
+        direction = "down"
+    return Polarity(direction, change)
+
+
+def _sentence(text: str, q: Quantity) -> tuple[str, int]:
+    """The sentence (or line) `q` stands in, read from a bounded window around it, and where
+    `q` starts in it."""
+    start = max(0, q.start - 300)
+    ends = [m.end() for m in SENTENCE_END.finditer(text, start, q.start)]
+    begin = ends[-1] if ends else start
+    after = SENTENCE_END.search(text, q.end, q.end + 300)
+    return text[begin:after.start() if after else q.end + 300], q.start - begin
+
+
+def answer_direction(text: str, q: Quantity, header: str = "") -> Direction | None:
+    """The direction an answer's value says: its sign, the words beside it, a sign in a change
+    column (`header`), else the one direction its sentence speaks of (None where it says none,
+    or both)."""
+    if q.value < 0:
+        return "down"
+    worded = _worded(text, q)
+    if worded is not None:
+        return worded[0]
+    if text[max(0, q.start - 1):q.start] == "+" or CHANGE_HEADER.search(header):
+        return "up"
+    sentence, at = _sentence(text, q)
+    said = {_direction(m) for m in CHANGE_BEFORE.finditer(sentence)}
+    said |= {_direction(m) for m in STATE_WORD.finditer(sentence, 0, at)}
+    return said.pop() if len(said) == 1 else None
+
+
+def meets(polarity: Polarity, q: Quantity, text: str, header: str = "") -> bool | None:
+    """Whether the answer's value `q` goes the criterion's way: True, False, or None where the
+    answer does not say (a change with no direction word, sign or sentence to tell)."""
+    said = answer_direction(text, q, header)
+    if said is None:
+        return None if polarity.change or polarity.direction == "down" else True
+    return said == polarity.direction
