@@ -284,3 +284,31 @@ def test_audit_reports_agreement_on_the_shared_fixtures(tmp_path: Path) -> None:
 def test_the_direction_a_criterion_states_is_part_of_its_value(criterion: str, answer: str,
                                                                 expected: str) -> None:
     assert verdict(criterion, answer) == expected
+
+
+@pytest.mark.parametrize(("criterion", "answer", "expected"), [
+    # alternatives in prose are a hedge
+    ("States the payback period is 4.2 years",
+     "Payback is 4.2 years — or 5.1 years if the grant is paid a year late.", "fail"),
+    ("States the loss ratio is 64.0% (±0.2 pp)",
+     "The loss ratio is 64.0% if large losses are capped at GBP 1m per claim, or 71.5% if they "
+     "are not; the treaty wording leaves either reading open.", "fail"),
+    ("States a fill rate of 96.5% (±0.1 pp)",
+     "Fill rate was about 96.5%, possibly closer to 98.0% once back-orders are netted.", "fail"),
+    ("States a defect density of 4 per 1,000 units",
+     "4 per 1,000 units on the first count; the recount found 1, so likely somewhere between 1 "
+     "and 4 per 1,000 units.", "fail"),
+    # a range that is the quantity, not the answer's doubt, is no hedge
+    ("States Q2 unit cost of EUR 8.40", "Q2 unit cost was EUR 8.40, inside the EUR 8.00-9.00 "
+     "budget band.", "pass"),
+    # a self-correction's value replaces the one it corrects
+    ("States the blended rate is 5.35%",
+     "Blended rate: 4.90%.\n\nCorrection: I used the wrong weights; the blended rate is 5.35%.",
+     "pass"),
+    ("States the blended rate is 4.90%",
+     "Blended rate: 4.90%.\n\nCorrection: I used the wrong weights; the blended rate is 5.35%.",
+     "fail"),
+])
+def test_hedges_fail_and_a_correction_replaces_what_it_corrects(criterion: str, answer: str,
+                                                                 expected: str) -> None:
+    assert verdict(criterion, answer) == expected

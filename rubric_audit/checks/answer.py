@@ -54,6 +54,10 @@ REFUSAL = re.compile(
     r"(?:access|find|locate|complete|determine|compute|calculate|open|read)|"
     r"(?:can't|cannot)\s+help\s+with)\b", re.I)
 
+REVISION = re.compile(
+    r"\b(?:correction|corrected|correcting|revised|revision|update[ds]?|on\s+reflection|"
+    r"re-?checking|scratch\s+that|I\s+(?:mis(?:read|calculated|stated|computed)|made\s+an\s+error)|"
+    r"the\s+correct\s+(?:figure|value|number|total|answer)\s+is)\b\s*[:*,\-–—]", re.I)
 SAVED_FILE = re.compile(r"\b(?:saved|created|attached|uploaded|written|exported|updated|"
                         r"added|built|populated|filled|wrote|edited)\b"
                         r"[^.\n]{0,80}?\.(?:xlsx|xlsm|docx|pptx|pdf|csv)\b", re.I)
@@ -138,6 +142,7 @@ class Reading:
     thresholds: tuple[Quantity, ...]
     refusal: bool
     saved_file: bool
+    revised_at: int  # where the answer's last self-correction starts ("Correction: ..."), or -1
 
     @functools.cached_property
     def qualified(self) -> Qualified:
@@ -189,7 +194,8 @@ def read_answer(answer: str) -> Reading:
         ranges=tuple(find_ranges(answer, list(quantities))),
         thresholds=tuple(q for q in find_quantities(answer, thresholds=True)
                          if q.start not in starts),
-        refusal=bool(REFUSAL.search(answer)), saved_file=bool(SAVED_FILE.search(answer)))
+        refusal=bool(REFUSAL.search(answer)), saved_file=bool(SAVED_FILE.search(answer)),
+        revised_at=max((m.start() for m in REVISION.finditer(answer)), default=-1))
 
 
 def terms(text: str) -> list[tuple[str, str, int]]:

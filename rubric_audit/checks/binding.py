@@ -23,8 +23,15 @@ from rubric_audit.checks.criterion import Role, Tolerance
 from rubric_audit.checks.numbers import Quantity, comparable, value_in_terms_of
 from rubric_audit.checks.polarity import CHANGE_HEADER
 
-ALTERNATIVE_GAP = re.compile(r"\s*,?\s*(?:or|/|either)\s*(?:possibly|perhaps|maybe|about|roughly|"
-                             r"around|approximately|up\s+to)?\s*", re.I)
+ALTERNATIVE_GAP = re.compile(
+    r"(?:\s*[A-Za-zµ/·]+)?\s*[,;]?\s*(?:[-–—]\s*)?(?:(?:or|/|either)\s*(?:possibly|perhaps|maybe|about|roughly|around|"
+    r"approximately|up\s+to)?|(?:or\s+)?(?:possibly|perhaps|maybe|probably)\s+(?:closer\s+to|"
+    r"nearer(?:\s+to)?|as\s+(?:high|low|much)\s+as|up\s+to|around|about)?)\s*", re.I)
+CONDITIONAL_ALTERNATIVE = re.compile(r"\bif\b[^.!?\n]*\bor\b|\bdepending\b|\beither\b", re.I)
+CONDITIONAL_GAP = 160  # "81.6% if cancelled flights are excluded ..., or 79.9% if ..."
+HEDGED_RANGE = re.compile(r"\b(?:somewhere|likely|probably|roughly|possibly|perhaps|maybe|"
+                          r"anywhere|could\s+be|may\s+be|might\s+be|treat\s+it\s+as)\b"
+                          r"[^.!?\n]{0,24}$", re.I)
 NEAR = (0.8, 1.25)  # values within this ratio of the target are taken as claims about it
 
 
@@ -64,13 +71,22 @@ def _alternatives(answer: str, values: list[Quantity], matched: list[Quantity]) 
     """
     hits = {id(q) for q in matched}
     for a, b in itertools.pairwise(values):
-        if b.start - a.end > 30 or (id(a) in hits) == (id(b) in hits):
+        if b.start - a.end > CONDITIONAL_GAP or (id(a) in hits) == (id(b) in hits):
             continue
         gap = answer[a.end:b.start]
         same_order = a.value and b.value and 1 / 3 <= b.value / a.value <= 3
-        if same_order and ALTERNATIVE_GAP.fullmatch(gap):
+        if not same_order or re.search(r"[.!?](?=\s)|\n", gap):
+            continue
+        if ALTERNATIVE_GAP.fullmatch(gap) or CONDITIONAL_ALTERNATIVE.search(gap):
             return True
     return False
+
+
+def hedged_ranges(reading: Reading) -> list[tuple[Quantity, Quantity]]:
+    """Ranges the answer offers as its uncertainty ("somewhere between 0 and 3", "treat it as
+    roughly 3.8-4.1%"), not as a quantity that is a range (a guidance range)."""
+    return [r for r in reading.ranges
+            if HEDGED_RANGE.search(reading.text, max(0, r[0].start - 60), r[0].start)]
 
 
 def _named(reading: Reading, index: int, names: frozenset[str]) -> bool:
@@ -188,6 +204,9 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
                   and (role == "compared" or i not in reading.references)
                   and (role == "change" or i not in reading.changes)
                   and comparable(q, target) and not _is_context(q, context, target)]
+    if reading.revised_at >= 0:  # a self-correction's values replace those it corrects
+        after = [i for i in candidates if pool[i].start > reading.revised_at]
+        candidates = after or candidates
     if role == "change":  # a change is read where the answer gives changes, if it does
         moving = [i for i in candidates if i in reading.changes
                   or CHANGE_HEADER.search(reading.headers[i])]
@@ -276,7 +295,9 @@ def _decide(target: Quantity, tolerance: Tolerance, reading: Reading, near: list
               and comparable(r[1], target)
               and not all(tolerance.contains(value_in_terms_of(q, target)) for q in r)]
     beside = [reading.quantities[i] for i in bound]
-    hedged = (bool(ranges) and not standalone) or _alternatives(
+    hedged_range = any(comparable(q, target) and tolerance.contains(value_in_terms_of(q, target))
+                       for r in hedged_ranges(reading) for q in r)
+    hedged = (bool(ranges) and not standalone) or hedged_range or _alternatives(
         reading.text, beside, [q for q in beside if tolerance.contains(value_in_terms_of(q, target))])
     if matched and missed and not hedged:
         return TargetCheck(target=target, tolerance=tolerance, matched=matched, missed=missed,
