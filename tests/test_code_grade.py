@@ -312,3 +312,23 @@ def test_the_direction_a_criterion_states_is_part_of_its_value(criterion: str, a
 def test_hedges_fail_and_a_correction_replaces_what_it_corrects(criterion: str, answer: str,
                                                                  expected: str) -> None:
     assert verdict(criterion, answer) == expected
+
+
+@pytest.mark.parametrize(("criterion", "answer", "expected"), [
+    # a value the answer gives for another code of the criterion's kind decides nothing
+    ("States that store 2281 had the highest shrink, at GBP 41,200",
+     "Highest shrink: Store 2218, GBP 41,200 (Leeds). Store 2281 followed at GBP 36,900.",
+     "not_applicable"),
+    ("States that bore BH-12 shows nitrate at 38 mg/L",
+     "Nitrate: BH-07 38 mg/L, BH-12 21 mg/L, BH-15 below detection.", "not_applicable"),
+    ("States that bore BH-12 shows nitrate at 21 mg/L",
+     "Nitrate: BH-07 38 mg/L, BH-12 21 mg/L, BH-15 below detection.", "pass"),
+    # a value offered for comparison is not the subject's: the subject's own value decides
+    ("States a cost per hire of USD 4,650", "Cost per hire: USD 5,120, against an industry "
+     "median of USD 4,650.", "fail"),
+    # a citation is not a number
+    ("Cites clause 14.2 as the source of the 30-day notice period",
+     "The 30-day notice period is set in clause 14.3 of the MSA.", "not_applicable"),
+])
+def test_codes_comparisons_and_citations(criterion: str, answer: str, expected: str) -> None:
+    assert verdict(criterion, answer) == expected

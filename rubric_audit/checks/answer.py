@@ -46,7 +46,9 @@ PRONOUN_START = re.compile(r"[\s*\-#>]*(?:he|she|his|her|its|their|they)\b", re.
 
 COMPARISON = re.compile(r"\b(?:from|previously|prior(?:\s+year)?|versus|vs\.?|compared\s+"
                         r"(?:to|with)|against|relative\s+to|up\s+from|down\s+from|instead\s+of|"
-                        r"rather\s+than|original(?:ly)?(?:\s+\w+){0,3}|was\s+previously)"
+                        r"rather\s+than|original(?:ly)?(?:\s+\w+){0,3}|was\s+previously|"
+                        r"(?:versus|vs\.?|against|compared\s+(?:to|with))\s+(?:an?\s+|the\s+)?"
+                        r"(?:[\w-]+\s+){1,3}(?:of|at))"
                         r"\s*(?:an?\s+|the\s+)?[$€£¥]?\s?$", re.I)
 REFUSAL = re.compile(
     r"\b(?:I\s+(?:cannot|can't|can\s+not|am\s+unable|'m\s+unable|was\s+unable|could\s+not|"
@@ -76,7 +78,10 @@ QUALIFIER_CODE = (
     r"(?P<period>(?i:fy|cy)\s?'?|(?i:q|h))(?P<pn>\d{1,4})\b"
     r"|(?P<word>(?i:tiers?|phases?|arms?|cohorts?|waves?|groups?|stages?|levels?|grades?|sites?|"
     r"rounds?|cycles?|years?|weeks?|days?|months?|quarters?|periods?|segments?|regions?|zones?|"
-    r"plans?|options?|scenarios?))[\s-]?(?P<wn>\d{1,3}|[A-H]|[IVX]{1,4})\b"
+    r"plans?|options?|scenarios?|rooms?|units?|samples?|wells?|lots?|batch(?:es)?|flights?|"
+    r"trains?|routes?|stores?|plants?|lines?|gates?|stations?|berths?|pits?|blocks?|"
+    r"buildings?|floors?|shifts?|teams?))[\s-]?(?P<wn>\d{1,6}|[A-H]|[IVX]{1,4})\b"
+    r"|(?P<prefix>(?-i:[A-Z]{1,4}))-(?P<pnum>\d{1,6})\b"
     r"|(?P<year>(?:19|20)\d\d)(?![\d%]|[,.]\d)\b"
     r"|(?P<count>\d{1,4})[\s-](?:(?i:business|calendar|working)\s)?"
     r"(?P<unit>(?i:days?|weeks?|months?|years?|hours?|hrs?|minutes?|mins?))\b")
@@ -212,6 +217,8 @@ def terms(text: str) -> list[tuple[str, str, int]]:
             key = f"{kind}:{'20' + value if kind in ('fy', 'cy') and len(value) == 2 else value}"
         elif g["word"]:
             key = f"{stem(g['word'].lower())}:{g['wn'].upper()}"
+        elif g["prefix"]:  # "W-2211", "DS-04": a code of the kind its letters name
+            key = f"{g['prefix'].lower()}:{int(g['pnum'])}"
         elif g["year"]:
             key = f"year:{g['year']}"
         elif g["count"]:

@@ -84,6 +84,8 @@ CHOICE = re.compile(
     r"favou?rs?|advises?)\s+(?:that\s+|the\s+)?(?-i:[A-Z][a-z][\w&'.-]*)(?:\s+(?-i:[A-Z][\w&'.-]*))*"
     r"(?:\s+(?:as|over|for|to|rather)\b(?!\s*(?:[$€£¥\d−-]|approximately|about|roughly))|\s*[,.;]|\s*$)",
     re.I)
+CITATION = re.compile(r"^\s*(?:cites?|references?|quotes?|points?\s+to|attributes?)\b|"
+                      r"\bas\s+the\s+(?:source|basis|authority|reference)\b", re.I)
 PROMPT_CHOICE = re.compile(r"\b(?:is|are|was|were|should|does|do|did|will|would|can|could)\b"
                            r"[^?\n]{0,120}?\b([a-z]+)\s+or\s+(?:an?\s+|the\s+)?([a-z]+)\b"
                            r"[^?\n]{0,80}\?", re.I)
@@ -307,6 +309,8 @@ def not_numeric_reason(body: str, prompt: str) -> str | None:
         return "the criterion's claim is a yes/no answer, not a number"
     if CONCLUSION.search(body):
         return "the criterion's claim is a conclusion, not a number"
+    if CITATION.search(body):
+        return "the criterion's claim is a citation or a source, not a number"
     if CHOICE.search(body) or SUPERLATIVE_CHOICE.search(body) or _prompt_choice(prompt, body):
         return "the criterion's claim is a choice or a named entity, not a number"
     return None
