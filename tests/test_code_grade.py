@@ -332,3 +332,23 @@ def test_hedges_fail_and_a_correction_replaces_what_it_corrects(criterion: str, 
 ])
 def test_codes_comparisons_and_citations(criterion: str, answer: str, expected: str) -> None:
     assert verdict(criterion, answer) == expected
+
+
+@pytest.mark.parametrize(("criterion", "answer", "expected"), [
+    # a change in points is not a relative change in percent; levels convert either way
+    ("States that gross margin widened by 1.5 percentage points",
+     "Gross margin widened 1.5% to 31.2%.", "not_applicable"),
+    ("States that gross margin widened by 1.5 percentage points",
+     "Gross margin widened by 150 bps to 31.2%.", "pass"),
+    ("States the spread is 245 bps", "The bonds trade at a spread of 2.45% over gilts.", "pass"),
+    # a bar the claim measures against is a condition, not its target
+    ("States that uptime beat the 99.5% SLA target, at 99.8%",
+     "Uptime was 99.8% for the quarter, above the 99.5% SLA.", "pass"),
+    ("States that uptime beat the 99.5% SLA target, at 99.8%",
+     "Uptime was 99.6% for the quarter, above the 99.5% SLA.", "fail"),
+    # dollar prefixes name their currency
+    ("States a unit cost of A$14.20", "Unit cost: A$14.20 (US$9.30).", "pass"),
+    ("States a unit cost of A$14.20", "Unit cost: US$14.20.", "not_applicable"),
+])
+def test_points_bars_and_dollar_prefixes(criterion: str, answer: str, expected: str) -> None:
+    assert verdict(criterion, answer) == expected

@@ -387,9 +387,10 @@ def _unit_template(label: str) -> Quantity | None:
             if measure else None
     m = marks[-1]
     if m.group("bps"):
-        return replace(base, dimension="percent", scale=0.01)
-    if m.group("pct"):
-        return replace(base, dimension="percent")
+        return replace(base, dimension="percent", scale=0.01, points=True)
+    if m.group("pct"):  # a header's "(%)" may head levels or relative changes: unsaid
+        return replace(base, dimension="percent",
+                       points=None if m.group("pct").lower() in ("%", "percent") else True)
     if m.group("mult"):
         return replace(base, dimension="multiple")
     scale_word = (m.group("cscale") or m.group("scale") or "").lower().strip("'")

@@ -208,6 +208,8 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
         after = [i for i in candidates if pool[i].start > reading.revised_at]
         candidates = after or candidates
     if role == "change":  # a change is read where the answer gives changes, if it does
+        if target.points:  # "rose 2.1 pp": a relative "rose 2.1%" is another quantity
+            candidates = [i for i in candidates if not pool[i].other_points(target)]
         moving = [i for i in candidates if i in reading.changes
                   or CHANGE_HEADER.search(reading.headers[i])]
         candidates = moving or candidates

@@ -164,17 +164,31 @@ def criterion_targets(criterion: str) -> list[Quantity]:
     return _targets_and_conditions(split_criterion(criterion)[0])[0]
 
 
+# A bar the claim measures its value against: "exceeded the 99.0% contractual target, at 99.3%",
+# "below the USD 1,500/oz guidance ceiling": beside another value it is a condition, not a target.
+BAR_BEFORE = re.compile(r"\b(?:exceed(?:s|ed|ing)?|above|below|under|over|beat(?:s|ing)?|"
+                        r"miss(?:es|ed)?|meets?|met|short\s+of|breach(?:es|ed)?|within|inside|"
+                        r"outside)\s+(?:the|its|a|an|our|their|this)\s+(?:[\w-]+\s+){0,2}$", re.I)
+BAR_AFTER = re.compile(r"\S*\s*(?:[\w-]+\s+){0,2}(?:target|threshold|ceiling|floor|limit|cap|"
+                       r"covenant|guidance|budget|benchmark|minimum|maximum|hurdle|trigger|"
+                       r"standard|requirement|objective|goal|plan)\b", re.I)
+
+
 def _targets_and_conditions(body: str) -> tuple[list[Quantity], list[Quantity]]:
     """(targets, condition quantities) of a criterion with its tolerance clauses removed.
 
-    The targets are the values after the last copula. A window ("within 48 hours") says where a
+    The targets are the values after the last copula, bars the claim compares against aside
+    (`BAR_BEFORE`) where another value remains. A window ("within 48 hours") says where a
     value is measured: beside another value it is a condition, so in "92% of orders were
     delivered within 48 hours" the 'were' states no value and 92% is the target."""
     copulas = list(COPULA.finditer(body))
     found = find_quantities(body)
     windows = [q for q in found if q.noun and WINDOW_BEFORE.search(body, max(0, q.start - 12),
                                                                       q.start)]
-    claims = [q for q in found if q not in windows] or found
+    bars = [q for q in found if BAR_BEFORE.search(body, max(0, q.start - 60), q.start)
+            and BAR_AFTER.match(body, q.end)]
+    claims = ([q for q in found if q not in windows and q not in bars]
+              or [q for q in found if q not in windows] or found)
     if not copulas:
         return claims, [q for q in found if q not in claims]
     cut = copulas[-1].end()

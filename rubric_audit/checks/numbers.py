@@ -24,7 +24,8 @@ from typing import Literal
 
 Dimension = Literal["currency", "percent", "multiple", "plain"]
 
-CURRENCY_SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY"}
+CURRENCY_SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "US$": "USD", "A$": "AUD",
+                    "C$": "CAD", "NZ$": "NZD", "HK$": "HKD", "S$": "SGD", "R$": "BRL"}
 CURRENCY_CODES = ("USD", "EUR", "GBP", "NOK", "SEK", "DKK", "CHF", "JPY", "CAD", "AUD", "CNY",
                   "INR", "HKD", "SGD", "NZD", "ZAR", "BRL", "MXN")
 SCALES = {"k": 1e3, "thousand": 1e3, "thousands": 1e3, "m": 1e6, "mm": 1e6, "mn": 1e6,
@@ -97,7 +98,7 @@ QUANTITY = re.compile(
     rf"""
     (?<![\w.,%)])
     (?P<sign>(?:[-−]|(?i:negative|minus)\s)(?=\s?(?:[$€£¥]|\d|(?:{_CODES})\b)))?
-    (?:(?P<cur_sym>[$€£¥])|(?P<cur_pre>(?:{_CODES}))\s?)?
+    (?:(?P<cur_sym>(?:US|A|C|NZ|HK|S|R)?\$|[€£¥])|(?P<cur_pre>(?:{_CODES}))\s?)?
     (?P<sign2>[-−])?
     (?P<num>(?>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+))
     (?:\s?(?P<scale_word>(?i:billion|million|thousand|trillion|bn|mm|mn|tn))\b
@@ -140,6 +141,7 @@ class Quantity:
     end: int
     noun: str | None = None  # what a plain number counts: "day" in "45 days"
     per: str | None = None  # what a rate is per: "rsf" in "$40.00/RSF", "share" in "per share"
+    points: bool | None = None  # a percent written as points (pp, bps) or not (%); None: unsaid
 
     @property
     def step(self) -> float:
@@ -154,6 +156,11 @@ class Quantity:
         if self.currency and other.currency and self.currency != other.currency:
             return False
         return not (self.noun and other.noun and self.noun != other.noun)
+
+    def other_points(self, other: Quantity) -> bool:
+        """Whether one is in points (pp, bps) and the other in percent: as levels 312 bps is
+        3.12%, as changes "fell 3.2%" is relative, not 3.2 percentage points."""
+        return self.points is not None and other.points is not None and self.points != other.points
 
     def show(self) -> str:
         return self.text
@@ -242,10 +249,11 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
                 value *= factor
             if outside and not currency:
                 currency, dimension = CURRENCY_SYMBOLS[outside.group(1)], "currency"
+    points = None if dimension != "percent" else unit.startswith(("pp", "percentage", "b"))
     return Quantity(value=-value if negative else value, dimension=dimension, currency=currency,
                     scale=factor, decimals=_decimals(num), text=match.group(0).strip(),
                     start=match.start(), end=match.end(), noun=noun,
-                    per=_per(after))
+                    per=_per(after), points=points)
 
 
 def _per(after: str) -> str | None:
@@ -323,9 +331,11 @@ def _share_units_in_ranges(text: str, found: list[Quantity]) -> list[Quantity]:
 def with_unit(bare: Quantity, unit_from: Quantity) -> Quantity:
     """A bare number read in the unit another quantity (or a header, or a label) gives it."""
     if bare.scale != 1.0:  # "12.9m" after "EUR 12.5m-": its own scale, the other's currency
-        return replace(bare, dimension=unit_from.dimension, currency=unit_from.currency)
+        return replace(bare, dimension=unit_from.dimension, currency=unit_from.currency,
+                       points=unit_from.points)
     return replace(bare, value=bare.value * unit_from.scale, dimension=unit_from.dimension,
-                   currency=unit_from.currency, scale=unit_from.scale, noun=unit_from.noun)
+                   currency=unit_from.currency, scale=unit_from.scale, noun=unit_from.noun,
+                   points=unit_from.points)
 
 
 def value_in_terms_of(q: Quantity, target: Quantity) -> float:
