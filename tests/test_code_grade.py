@@ -352,3 +352,29 @@ def test_codes_comparisons_and_citations(criterion: str, answer: str, expected: 
 ])
 def test_points_bars_and_dollar_prefixes(criterion: str, answer: str, expected: str) -> None:
     assert verdict(criterion, answer) == expected
+
+
+@pytest.mark.parametrize(("criterion", "answer", "expected"), [
+    # an offset from a reference is neither the level nor the reference
+    ("States Q2 unit cost of EUR 8.45", "Q2 unit cost came in EUR 0.45 above the EUR 8.00 "
+     "budget.", "not_applicable"),
+    # a rate per 1,000 is not a rate per one
+    ("States a fee of $0.0021 per click", "Fees ran at $0.0021 per 1,000 clicks.",
+     "not_applicable"),
+    ("States a rate of 2.4 per 1,000 admissions", "2.40 per 1,000 admissions (14 of 5,830).",
+     "pass"),
+    # thousands written with k; a bare tolerance larger than the value is in units
+    ("States 4.8k units sold (±100)", "Units sold: 4,850.", "pass"),
+    ("States 4.8k units sold (±100)", "Units sold: 4.6k.", "fail"),
+    # a duration in two units is one, and durations convert
+    ("States the outage lasted 1 day 6 hours (±1 hour)", "Down for 1 day 6 hours in all.",
+     "pass"),
+    ("States the outage lasted 30 hours (±1 hour)", "Down for 1 day 2 hours in all.", "fail"),
+    ("States the outage lasted 1.25 days", "Down for 30 hours.", "pass"),
+    # a two-letter carrier and a number is a flight, not a quantity
+    ("States that KL 1102 was delayed 48 minutes", "KL 1102 (AMS-OSL) arrived 48 minutes late; "
+     "KL 1106 was on time.", "pass"),
+])
+def test_offsets_rates_per_count_scales_durations_and_flights(criterion: str, answer: str,
+                                                              expected: str) -> None:
+    assert verdict(criterion, answer) == expected

@@ -50,6 +50,16 @@ COMPARISON = re.compile(r"\b(?:from|previously|prior(?:\s+year)?|versus|vs\.?|co
                         r"(?:versus|vs\.?|against|compared\s+(?:to|with))\s+(?:an?\s+|the\s+)?"
                         r"(?:[\w-]+\s+){1,3}(?:of|at))"
                         r"\s*(?:an?\s+|the\s+)?[$€£¥]?\s?$", re.I)
+# "USD 12/oz above the USD 1,400/oz budget": the first is an offset (a change), the second what
+# it is measured from (a reference); neither is the level.
+_OFFSET_WORDS = (r"(?:above|below|over|under|more\s+than|less\s+than|higher\s+than|lower\s+than|"
+                 r"short\s+of|ahead\s+of|behind)")
+_AMOUNT = r"(?:(?:US|A|C)?[$€£¥]|(?:USD|EUR|GBP|NOK|SEK|CHF)\b|\d[\d,.]*\s?%)"
+OFFSET = re.compile(rf"\S*\s*{_OFFSET_WORDS}\s+(?:(?:the|its|a|an|our|their)\s+"
+                    rf"(?:[\w-]+\s+){{0,3}}?)?{_AMOUNT}", re.I)
+OFFSET_FROM = re.compile(rf"\d\S*\s*{_OFFSET_WORDS}\s+(?:(?:the|its|a|an|our|their)\s+"
+                         rf"(?:[\w-]+\s+){{0,3}}?)?(?:(?:US|A|C)?[$€£¥]\s?|(?:USD|EUR|GBP|NOK|"
+                         rf"SEK|CHF)\s?)?$", re.I)
 REFUSAL = re.compile(
     r"\b(?:I\s+(?:cannot|can't|can\s+not|am\s+unable|'m\s+unable|was\s+unable|could\s+not|"
     r"couldn't|do\s+not\s+have|don't\s+have|did\s+not\s+find|didn't\s+find)|unable\s+to\s+"
@@ -186,7 +196,8 @@ def read_answer(answer: str) -> Reading:
         label_names.append(names_in(before, first_word=True))
     starts = {q.start for q in found}
     references = frozenset(i for i, q in enumerate(quantities)
-                           if COMPARISON.search(answer, max(0, q.start - 40), q.start))
+                           if COMPARISON.search(answer, max(0, q.start - 40), q.start)
+                           or OFFSET_FROM.search(answer, max(0, q.start - 60), q.start))
     return Reading(
         text=answer, quantities=tuple(quantities), segment_of=tuple(segment_of),
         segments=tuple(frozenset(content_tokens(p + " " + lab))
@@ -195,7 +206,8 @@ def read_answer(answer: str) -> Reading:
         labels=tuple(labels), label_names=tuple(label_names), headers=tuple(headers),
         bounds=tuple(bounds), references=references,
         changes=frozenset(i for i, q in enumerate(quantities)
-                          if re.search(r"\bby\s*$", answer[max(0, q.start - 8):q.start])),
+                          if re.search(r"\bby\s*$", answer[max(0, q.start - 8):q.start])
+                          or OFFSET.match(answer, q.end)),
         ranges=tuple(find_ranges(answer, list(quantities))),
         thresholds=tuple(q for q in find_quantities(answer, thresholds=True)
                          if q.start not in starts),

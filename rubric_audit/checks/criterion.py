@@ -218,6 +218,8 @@ def _stated_tolerance(text: str, target: Quantity) -> Tolerance | None:
                 delta = abs(target.value) * width.value / 100
             else:
                 delta = abs(value_in_terms_of(width, target))
+                if width.scale == 1.0 and target.value and delta >= abs(target.value):
+                    delta = abs(width.value)  # "1.2k units (±50)": 50 units, not 50 thousand
             return Tolerance(low=target.value - delta, high=target.value + delta,
                              basis=f"stated +/- {width.text}")
     return _rounding_tolerance(text, target)

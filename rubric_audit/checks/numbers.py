@@ -88,6 +88,7 @@ IDENTIFIER = re.compile(
     |[$€£]\s?'?000s?\b
     |(?-i:\b\d+-(?:[A-Z]{{1,4}}\b|[a-z]{{1,3}}-\d)[\w\-]*)
     |(?-i:\b[A-Z][A-Za-z]*-\d[\w\-]*)
+    |(?-i:\b[A-Z]{{2}}\s?\d{{2,5}}\b)(?![.,]\d|\s?%)
     |\b(?!(?:{_CODES})\d)[A-Za-z]+\d+(?:[-–]\d+)+\b
     |(?m:^[ \t>*\-]*\(?\d{{1,3}}[.)](?=[ \t]))
     """,
@@ -116,7 +117,7 @@ _SI_BASE = "(?:g|L|l|mol|Wh|W|J|Pa|Hz)"
 _SI_FACTOR = rf"(?:{_SI_PREFIX}?{_SI_BASE}|hr|h|min|s|day|d)"
 MEASURE_UNIT = rf"{_SI_PREFIX}?{_SI_BASE}(?:[·⋅/]{_SI_FACTOR})*(?![\w·⋅/])"
 MEASURE_AFTER = re.compile(rf"\s?({MEASURE_UNIT})")
-PER_UNIT = re.compile(r"\s?(?:/\s?|per\s+)([A-Za-z]+)", re.I)
+PER_UNIT = re.compile(r"\s?(?:/\s?|per\s+)((?:\d[\d,]*\s+)?[A-Za-z]+)", re.I)
 RANGE_JOIN = re.compile(r"^\s*(?:-|–|—|to|and)\s*$", re.I)
 NOUN = re.compile(r"^\)?[\s-]?([A-Za-z]{2,})(?:[\s-]([A-Za-z]{2,}))?")
 QUALIFIERS = frozenset(("business", "calendar", "working", "consecutive", "full", "additional",
@@ -155,6 +156,10 @@ class Quantity:
             return False
         if self.currency and other.currency and self.currency != other.currency:
             return False
+        if self.per and other.per and _per_count(self.per) != _per_count(other.per):
+            return False  # "$0.0034 per stream" is not "$0.0034 per 1,000 streams"
+        if self.noun in DURATION_HOURS and other.noun in DURATION_HOURS:
+            return True  # "3 days 4 hours" is 3.17 days
         return not (self.noun and other.noun and self.noun != other.noun)
 
     def other_points(self, other: Quantity) -> bool:
@@ -224,9 +229,10 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
         if re.search(r"\bper\s*$", before, re.I):
             return None  # "rate per 1,000 patient days": a denominator
         noun = _noun(after)
-    if dimension == "plain" and g["scale"] and not currency \
+    if dimension == "plain" and g["scale"] and g["scale"] not in "kK" and not currency \
             and not CURRENCY_RANGE_BEFORE.search(before):
-        return None  # "5m" alone could be metres or months; "EUR 12.5m-12.9m" is a range
+        return None  # "5m" alone could be metres or months ("12.5k" is thousands);
+        # "EUR 12.5m-12.9m" is a range
     if unit.startswith("b"):  # basis points, in percent
         factor *= 0.01
     value = float(num.replace(",", "")) * factor
@@ -256,10 +262,19 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
                     per=_per(after), points=points)
 
 
+def _per_count(per: str) -> float:
+    """How many of its unit a rate is per: 1,000 in "per 1,000 streams", else 1."""
+    count = re.match(r"\d+", per)
+    return float(count.group(0)) if count else 1.0
+
+
 def _per(after: str) -> str | None:
     """The unit a value is given per ("/RSF", "per share"), lower case, if any."""
     found = PER_UNIT.match(after)
-    return found.group(1).lower() if found else None
+    if not found:
+        return None
+    per = found.group(1).lower().replace(",", "")
+    return per[:-1] if per.endswith("s") and len(per) > 3 else per
 
 
 def _in_table_cell(before: str) -> bool:
@@ -304,7 +319,34 @@ def _quantities(text: str, thresholds: bool) -> tuple[Quantity, ...]:
                 or THRESHOLD_AFTER.match(text, match.end(), match.end() + WINDOW)):
             continue
         out.append(q)
-    return tuple(_share_units_in_ranges(text, out))
+    return tuple(_join_durations(text, _share_units_in_ranges(text, out)))
+
+
+DURATION_HOURS = {"week": 168.0, "day": 24.0, "hour": 1.0, "hr": 1.0, "h": 1.0, "minute": 1 / 60,
+                  "min": 1 / 60}
+DURATION_TAIL = re.compile(r"\s?[A-Za-z]+,?\s+(?:and\s+)?(\d{1,4}(?:\.\d+)?)\s?"
+                           r"(hours?|hrs?|h|minutes?|mins?)\b", re.I)
+
+
+def _join_durations(text: str, found: list[Quantity]) -> list[Quantity]:
+    """A duration written in two units is one: "2 days 14 hours" is 62 hours, in the smaller
+    ("14" after "days" reads as a day number otherwise)."""
+    out: list[Quantity] = []
+    end = -1
+    for q in found:
+        if q.start < end:
+            continue  # the second part of a duration joined before
+        tail = DURATION_TAIL.match(text, q.end) if q.dimension == "plain" else None
+        unit = tail.group(2).lower().rstrip("s") if tail else ""
+        if tail and q.noun in DURATION_HOURS and DURATION_HOURS[unit] < DURATION_HOURS[q.noun]:
+            hours = q.value * DURATION_HOURS[q.noun] + float(tail.group(1)) * DURATION_HOURS[unit]
+            noun = {"h": "hour", "hr": "hour", "min": "minute"}.get(unit, unit)
+            q = replace(q, value=hours / DURATION_HOURS[unit], noun=noun, end=tail.end(),
+                        text=text[q.start:tail.end()],
+                        decimals=_decimals(tail.group(1)))
+            end = tail.end()
+        out.append(q)
+    return out
 
 
 def _inside(spans: list[tuple[int, int]], starts: list[int], position: int) -> bool:
@@ -339,7 +381,10 @@ def with_unit(bare: Quantity, unit_from: Quantity) -> Quantity:
 
 
 def value_in_terms_of(q: Quantity, target: Quantity) -> float:
-    """q's value in the target's terms: an unscaled side is read in the other side's scale."""
+    """q's value in the target's terms: a duration in the target's unit of time; an unscaled
+    side is read in the other side's scale."""
+    if q.noun in DURATION_HOURS and target.noun in DURATION_HOURS and q.noun != target.noun:
+        return q.value * DURATION_HOURS[q.noun] / DURATION_HOURS[target.noun]
     if q.dimension in ("percent", "multiple") or q.scale == target.scale:
         return q.value
     if q.scale == 1.0:  # "2433" beside "$2,470 million"; "$2,860,000" is already in units
@@ -384,7 +429,7 @@ def find_ranges(text: str, quantities: list[Quantity]) -> list[tuple[Quantity, Q
     return pairs
 
 
-WORD_NUMBER = re.compile(rf"\b({NUMBER_WORDS}|zero)(?:-(one|two|three|four|five|six|seven|eight|"
+WORD_NUMBER = re.compile(rf"(?<![-\w])({NUMBER_WORDS}|zero)(?:-(one|two|three|four|five|six|seven|eight|"
                          r"nine))?\s+(?!hundred|thousand|million|billion)(?=[a-z])", re.I)
 WORD_VALUES = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
