@@ -378,3 +378,19 @@ def test_points_bars_and_dollar_prefixes(criterion: str, answer: str, expected: 
 def test_offsets_rates_per_count_scales_durations_and_flights(criterion: str, answer: str,
                                                               expected: str) -> None:
     assert verdict(criterion, answer) == expected
+
+
+@pytest.mark.parametrize(("criterion", "answer", "expected"), [
+    # "a fee of X" is a level, not a change: the subject's own far value fails it
+    ("States a success fee of NOK 18.2m", "The success fee would be NOK 21.4m, above the "
+     "NOK 5.0m minimum.", "fail"),
+    # a far value of another order is no claim about the target
+    ("States a per-click rate of $0.0041", "Search revenue of $212,400 on 51.8m clicks.",
+     "not_applicable"),
+    # a rate per period is not a rate per another period
+    ("States a price of $29 per seat per month", "Pro plan: $348 per seat per year.",
+     "not_applicable"),
+])
+def test_levels_orders_of_magnitude_and_periods(criterion: str, answer: str,
+                                                expected: str) -> None:
+    assert verdict(criterion, answer) == expected

@@ -239,7 +239,7 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
             and not any(_near(reading.quantities[j], target, tolerance) for j in candidates)
         plainly = bool(named) or (shared >= 2 and shared >= 0.6 * len(subject)) \
             or (shared >= 1 and alone)  # the answer's only value in this unit, said of it
-        if plainly and _strictly_same_unit(q, target):
+        if plainly and _strictly_same_unit(q, target) and _same_order(q, target):
             return TargetCheck(target=target, tolerance=tolerance, matched=[], missed=[q], hedged=False,
                                outcome="fail")
     if not near:  # the best-bound value is another quantity; a near one said of the subject
@@ -307,6 +307,17 @@ def _decide(target: Quantity, tolerance: Tolerance, reading: Reading, near: list
     outcome: Literal["pass", "fail"] = "pass" if matched and not hedged else "fail"
     return TargetCheck(target=target, tolerance=tolerance, matched=matched, missed=missed, hedged=hedged,
                        outcome=outcome)
+
+
+SAME_ORDER = 10.0  # a far value fails a target only within this factor of it
+
+
+def _same_order(q: Quantity, target: Quantity) -> bool:
+    """Whether a far value can be a claim about the target at all: within SAME_ORDER of it
+    (USD 156,630 of revenue is no per-stream rate of USD 0.0038)."""
+    value = abs(value_in_terms_of(q, target))
+    return bool(target.value) and abs(target.value) / SAME_ORDER <= value <= abs(
+        target.value) * SAME_ORDER
 
 
 def _strictly_same_unit(q: Quantity, target: Quantity) -> bool:

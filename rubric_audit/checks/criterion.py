@@ -96,7 +96,7 @@ SUPERLATIVE_CHOICE = re.compile(
     r"\b(?:identif(?:y|ies)|names?|selects?|chooses?|picks?|flags?)\b[^.]{0,80}?\bas\s+"
     r"(?:\w+\s+){0,2}?(?:the\s+)?(?:largest|highest|lowest|smallest|biggest|best|worst|most|least|top|main|"
     r"primary|greatest|cheapest|preferred|recommended|only)\b", re.I)
-CHANGE_BEFORE = re.compile(r"\b(?:by|of)\s+(?:about\s+|approximately\s+)?[-−]?$|"
+CHANGE_BEFORE = re.compile(r"\bby\s+(?:about\s+|approximately\s+)?[-−]?$|"
                            r"\b(?:increase|decrease|change|reduction|rise|fall|drop|uplift|"
                            r"improvement|decline|growth)\s+(?:of\s+)?$", re.I)
 LIMIT_WORDS = re.compile(r"\b(?:caps?|capped|limits?|maximum|minimum|max|min|ceiling|floor|"

@@ -117,7 +117,10 @@ _SI_BASE = "(?:g|L|l|mol|Wh|W|J|Pa|Hz)"
 _SI_FACTOR = rf"(?:{_SI_PREFIX}?{_SI_BASE}|hr|h|min|s|day|d)"
 MEASURE_UNIT = rf"{_SI_PREFIX}?{_SI_BASE}(?:[·⋅/]{_SI_FACTOR})*(?![\w·⋅/])"
 MEASURE_AFTER = re.compile(rf"\s?({MEASURE_UNIT})")
-PER_UNIT = re.compile(r"\s?(?:/\s?|per\s+)((?:\d[\d,]*\s+)?[A-Za-z]+)", re.I)
+PER_UNIT = re.compile(r"\s?(?:/\s?|per\s+)((?:\d[\d,]*\s+)?[A-Za-z]+)"
+                      r"(?:\s?(?:/\s?|per\s+)([A-Za-z]+))?", re.I)
+PERIODS = frozenset(("day", "week", "month", "year", "quarter", "hour", "night", "annum", "yr",
+                     "mo"))
 RANGE_JOIN = re.compile(r"^\s*(?:-|–|—|to|and)\s*$", re.I)
 NOUN = re.compile(r"^\)?[\s-]?([A-Za-z]{2,})(?:[\s-]([A-Za-z]{2,}))?")
 QUALIFIERS = frozenset(("business", "calendar", "working", "consecutive", "full", "additional",
@@ -156,8 +159,9 @@ class Quantity:
             return False
         if self.currency and other.currency and self.currency != other.currency:
             return False
-        if self.per and other.per and _per_count(self.per) != _per_count(other.per):
-            return False  # "$0.0034 per stream" is not "$0.0034 per 1,000 streams"
+        if self.per and other.per and (_per_count(self.per) != _per_count(other.per)
+                                       or _per_period(self.per) != _per_period(other.per)):
+            return False  # "$0.0034 per stream" is not per 1,000 streams, nor per seat per year
         if self.noun in DURATION_HOURS and other.noun in DURATION_HOURS:
             return True  # "3 days 4 hours" is 3.17 days
         return not (self.noun and other.noun and self.noun != other.noun)
@@ -268,13 +272,18 @@ def _per_count(per: str) -> float:
     return float(count.group(0)) if count else 1.0
 
 
+def _per_period(per: str) -> str | None:
+    """The period a rate is per, if it names one ("seat/month" -> month)."""
+    return next((p for p in reversed(per.split("/")) if p in PERIODS), None)
+
+
 def _per(after: str) -> str | None:
     """The unit a value is given per ("/RSF", "per share"), lower case, if any."""
     found = PER_UNIT.match(after)
     if not found:
         return None
-    per = found.group(1).lower().replace(",", "")
-    return per[:-1] if per.endswith("s") and len(per) > 3 else per
+    parts = [p.lower().replace(",", "") for p in found.groups() if p]
+    return "/".join(p[:-1] if p.endswith("s") and len(p) > 3 else p for p in parts)
 
 
 def _in_table_cell(before: str) -> bool:
