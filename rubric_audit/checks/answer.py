@@ -51,11 +51,12 @@ COMPARISON = re.compile(r"\b(?:from|previously|prior(?:\s+year)?|versus|vs\.?|co
                         r"(?:[\w-]+\s+){1,3}(?:of|at))"
                         r"\s*(?:an?\s+|the\s+)?[$€£¥]?\s?$", re.I)
 # "USD 12/oz above the USD 1,400/oz budget": the first is an offset (a change), the second what
-# it is measured from (a reference); neither is the level.
+# it is measured from (a reference); neither is the level. "USD 1,412, above the USD 1,400
+# budget" (a comma) says where a level stands, and only the second is a reference.
 _OFFSET_WORDS = (r"(?:above|below|over|under|more\s+than|less\s+than|higher\s+than|lower\s+than|"
                  r"short\s+of|ahead\s+of|behind)")
 _AMOUNT = r"(?:(?:US|A|C)?[$€£¥]|(?:USD|EUR|GBP|NOK|SEK|CHF)\b|\d[\d,.]*\s?%)"
-OFFSET = re.compile(rf"\S*\s*{_OFFSET_WORDS}\s+(?:(?:the|its|a|an|our|their)\s+"
+OFFSET = re.compile(rf"(?:/[A-Za-z]+)?\s*{_OFFSET_WORDS}\s+(?:(?:the|its|a|an|our|their)\s+"
                     rf"(?:[\w-]+\s+){{0,3}}?)?{_AMOUNT}", re.I)
 OFFSET_FROM = re.compile(rf"\d\S*\s*{_OFFSET_WORDS}\s+(?:(?:the|its|a|an|our|their)\s+"
                          rf"(?:[\w-]+\s+){{0,3}}?)?(?:(?:US|A|C)?[$€£¥]\s?|(?:USD|EUR|GBP|NOK|"
