@@ -309,12 +309,12 @@ def _decide(target: Quantity, tolerance: Tolerance, reading: Reading, near: list
                        outcome=outcome)
 
 
-SAME_ORDER = 10.0  # a far value fails a target only within this factor of it
+SAME_ORDER = 1e4  # a scale slip (k for m, m for bn, % for a fraction) is within 1,000x
 
 
 def _same_order(q: Quantity, target: Quantity) -> bool:
-    """Whether a far value can be a claim about the target at all: within SAME_ORDER of it
-    (USD 156,630 of revenue is no per-stream rate of USD 0.0038)."""
+    """Whether a far value can be a claim about the target at all: within SAME_ORDER of it, as
+    a scale slip is (USD 156,630 of revenue is no per-stream rate of USD 0.0038)."""
     value = abs(value_in_terms_of(q, target))
     return bool(target.value) and abs(target.value) / SAME_ORDER <= value <= abs(
         target.value) * SAME_ORDER
