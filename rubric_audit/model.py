@@ -404,6 +404,29 @@ class Finding(Record):
     evidence: dict[str, Any] = Field(default_factory=dict)
 
 
+class CheckSummary(Record):
+    """A benchmark-level line of a check whose condition holds on most tasks: `counted` of
+    `total` `subject` `condition` (the authors' habit, said once), of which `findings` are
+    findings, where `finding_when` holds. Computed from the tasks (`lints.CHECK_SUMMARIES`);
+    `unread_tasks` tasks with a text too long to read for numbers (`numbers.unread`) are in no
+    count, as their check is silent on them."""
+
+    check: str
+    subject: str
+    condition: str
+    counted: int
+    total: int
+    findings: int
+    finding_when: str
+    unread_tasks: int = 0
+
+    def describe(self) -> str:
+        unread = (f"; {self.unread_tasks} task(s) not read, a text too long to read for numbers"
+                  if self.unread_tasks else "")
+        return (f"{self.counted} of {self.total} {self.subject} {self.condition}; "
+                f"{self.findings} of them a finding ({self.finding_when}){unread}")
+
+
 ReviewLabel = Literal[
     "defective_task", "grader_error", "ambiguous", "model_error", "sound", "unearned"
 ]

@@ -127,7 +127,70 @@ def test_numeric_criterion_without_tolerance_is_info() -> None:
     t = task(("States the EV is NOK 2,360.0m", ""))
     [finding] = lints.numeric_criterion_without_tolerance(t, WORLD)
     assert finding.severity == "info"
+    assert finding.evidence["values"] == ["NOK 2,360.0m"]
     assert checks(lints.numeric_criterion_without_tolerance, SOUND) == []
+
+
+@pytest.mark.parametrize("criterion, prompt", [
+    ("States that recovery is capped at GBP 480,900", "What is the cap?"),  # to the unit
+    ("States the Z-spread is 312 bps", "What Z-spread do the notes trade at?"),
+    ("States that 4 of the 12 borrowers breach the 1.25x DSCR covenant", "Who breaches?"),
+    ("States that 2 of the 9 wards exceeded the 1.5 falls per 1,000 patient days threshold",
+     "Which wards exceeded the threshold?"),
+    ("States a sponsor IRR between 14.5% and 16.5%", "What IRR does the base case give?"),
+    ("States an effective tax rate in the range 24.5% to 25.5%", "What ETR?"),
+    ("States a target INR between 2.0 and 3.0", "What INR range?"),
+    ("Uses a WACC of 9.5%", "Assume a WACC of 9.5%. What is the EV?"),  # the prompt's input
+    ("States the Norwegian statutory rate is 22.5%", "What rate applies?"),
+    ("States the EV is NOK 2,360.0m", "What is the EV? Give NOK millions to one decimal place."),
+])
+def test_no_tolerance_finding_where_none_is_needed(criterion: str, prompt: str) -> None:
+    """Whole numbers, thresholds the claim compares with, the ends of a range, the prompt's own
+    inputs, values set by rule and values the prompt's rounding fixes: no finding."""
+    t = task((criterion, ""), prompt=prompt)
+    assert checks(lints.numeric_criterion_without_tolerance, t) == []
+
+
+def test_a_tolerance_finding_names_the_values_that_need_one_once_per_criterion() -> None:
+    t = task(("States total FY2025 revenue of GBP 41.6m, up 3.0% on FY2024", ""),
+             ("States a first-year DSCR of 1.42x, above the 1.20x lock-up threshold", ""),
+             ("States that average utilisation rose from 76.2% to 80.6%", ""))
+    found = list(lints.numeric_criterion_without_tolerance(t, WORLD))
+    assert [(f.criterion_id, f.evidence["values"]) for f in found] == [
+        ("c1", ["GBP 41.6m", "3.0%"]), ("c2", ["1.42x"]), ("c3", ["80.6%"])]
+    assert "GBP 41.55m to GBP 41.65m" in found[0].message
+
+
+def test_the_tolerance_summary_counts_every_numeric_criterion_once() -> None:
+    """n of N numeric criteria state no tolerance, said once for the benchmark; the findings
+    are those of them where a tolerance matters, exactly as the check reports them."""
+    tasks = [task(("States the EV is NOK 2,360.0m", ""),  # no tolerance, a finding
+                  ("States that recovery is capped at GBP 480,900", ""),  # no tolerance
+                  ("States a sponsor IRR between 14.5% and 16.5%", ""),  # the range states it
+                  ("Identifies clause 14.1 as the source of the cap", ""),  # not numeric
+                  ("States the IRR is 21.7% (accept 21.5%-21.9%)", "")),  # stated
+             task(("States the margin is 38.2%", ""),
+                  prompt="What margin? Give all percentages to one decimal place.")]
+    [summary] = [summarise(tasks) for summarise in lints.CHECK_SUMMARIES]
+    assert (summary.check, summary.counted, summary.total, summary.findings) == (
+        "numeric_criterion_without_tolerance", 2, 5, 1)
+    assert summary.findings == sum(1 for t in tasks for _ in
+                                   lints.numeric_criterion_without_tolerance(t, WORLD))
+    assert summary.describe().startswith("2 of 5 numeric criteria state no tolerance")
+
+
+def test_the_tolerance_summary_counts_a_task_too_long_to_read_apart() -> None:
+    """A task whose text the number reader does not read is in no count (its check is silent
+    on it) and the line says how many there were."""
+    from rubric_audit.checks.numbers import MAX_READ_CHARS
+    read = task(("States the EV is NOK 2,360.0m", ""))
+    unread = task(("States the EV is NOK 2,360.0m", ""), ("States the margin is 38.2%", ""),
+                  prompt="What is the EV? " + "x" * MAX_READ_CHARS)
+    assert checks(lints.numeric_criterion_without_tolerance, unread) == []
+    summary = lints.tolerance_summary([read, unread])
+    assert (summary.counted, summary.total, summary.findings, summary.unread_tasks) == (1, 1, 1, 1)
+    assert summary.describe().endswith("; 1 task(s) not read, a text too long to read for numbers")
+    assert "not read" not in lints.tolerance_summary([read]).describe()
 
 
 @pytest.mark.parametrize("rounding", ["Round to the nearest EUR 10k.",

@@ -7,19 +7,21 @@ sources its finding rests on. `TASK_CHECKS` is the one list `audit`, the tests a
 from __future__ import annotations
 
 import re
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
+from dataclasses import dataclass
 from functools import lru_cache, wraps
 from pathlib import PurePosixPath
 
 from rubric_audit.checks.code_grade import grade_numeric
 from rubric_audit.checks.criterion import (
+    Tolerance,
     criterion_targets,
     not_numeric_reason,
     read_claim,
     split_criterion,
     tolerance_for,
 )
-from rubric_audit.checks.numbers import Quantity, find_quantities, unread
+from rubric_audit.checks.numbers import Quantity, find_quantities, find_ranges, unread
 from rubric_audit.checks.precision import CODE_FAIL
 from rubric_audit.checks.text import (
     content_tokens,
@@ -30,7 +32,7 @@ from rubric_audit.checks.text import (
     world_vocabulary,
 )
 from rubric_audit.describe import in_units
-from rubric_audit.model import Criterion, Finding, Task, WorldContents
+from rubric_audit.model import CheckSummary, Criterion, Finding, Task, WorldContents
 
 FILE_NAME = re.compile(r"(?<![\w\-.])[\w\-.]+\.(?:pdf|xlsx|xlsm|xls|docx|doc|pptx|ppt|csv|md|txt|json)\b",
                        re.I)
@@ -45,6 +47,15 @@ COMPARATIVE = re.compile(r"\b\w+er\s+than\b|\b(?:more|less|fewer|higher|lower|wi
 STATUTORY = re.compile(r"\b(?:statutory|regulatory|prescribed|filing\s+fee|set\s+by\s+law)\b",
                        re.I)
 ABSENT_SHARE = 0.4
+# A value the claim compares its own with: after a comparison, a few words allowed between.
+COMPARED_WITH = re.compile(
+    r"\b(?:exceed(?:s|ed|ing)?|surpass(?:es|ed|ing)?|above|below|under|over|beats?|"
+    r"breach(?:es|ed|ing)?|short\s+of|than|versus|vs\.?|against|compared\s+(?:with|to))\s+"
+    r"(?:(?:the|a|an|its|their|our)\s+)?(?:[A-Za-z][\w-]*\s+){0,2}$", re.I)
+_LIMIT = r"(?:thresholds?|hurdles?|covenants?|caps?|capped|ceilings?|floors?|limits?|minimums?|" \
+         r"maximums?|triggers?)"
+LIMIT_BEFORE = re.compile(rf"\b{_LIMIT}\b(?:\s+[\w-]+){{0,2}}\s*$", re.I)
+LIMIT_AFTER = re.compile(rf"\s*(?:[\w-]+\s+)?{_LIMIT}\b", re.I)
 
 
 TaskCheck = Callable[[Task, WorldContents], Iterator[Finding]]
@@ -221,33 +232,101 @@ def criterion_duplicated(task: Task, world: WorldContents) -> Iterator[Finding]:
         seen.setdefault(key, criterion)
 
 
+@dataclass(frozen=True)
+class _ToleranceReading:
+    """A criterion's numeric targets as the tolerance lint reads them: `unstated` are graded at
+    their own precision (no tolerance or rounding rule in the criterion, its explanation or the
+    prompt, and no range), `unfixed` those of them whose precision clearly matters."""
+
+    numeric: bool
+    unstated: tuple[tuple[Quantity, Tolerance], ...] = ()
+    unfixed: tuple[tuple[Quantity, Tolerance], ...] = ()
+
+
+def _read_tolerances(task: Task, criterion: Criterion) -> _ToleranceReading:
+    """Which of a criterion's values state no tolerance, and which of those need one.
+
+    A value needs one where the prompt does not fix its precision and it is a computed or
+    estimated non-integer (a ratio, percentage or amount written with decimals). Not: whole
+    numbers (exact counts and durations, amounts to the unit), identifiers (the tokenizer skips
+    them), each end of a range ("between A and B" is the tolerance), a threshold the claim
+    compares its value with ("exceeds the 1.25x covenant"), a value the criterion compares
+    with ("from X"), a value the prompt itself gives, and values set by rule (statutory).
+    """
+    claim = read_claim(criterion.text, task.prompt)
+    if claim.not_numeric or not claim.targets:
+        return _ToleranceReading(numeric=False)
+    body, tolerance_text = split_criterion(criterion.text)
+    explained = split_criterion(criterion.explanation)[1] if criterion.explanation else ""
+    stated = " ".join(t for t in (tolerance_text, explained, _accepts(criterion.explanation))
+                      if t)
+    range_ends = {q for pair in find_ranges(body, list(claim.targets)) for q in pair}
+    unstated = [(target, tolerance) for target in claim.targets if target not in range_ends
+                and (tolerance := tolerance_for(target, stated, task.prompt)).basis
+                .startswith("precision")]
+    if not unstated or STATUTORY.search(body):
+        return _ToleranceReading(True, tuple(unstated))
+    given = _prompt_values(task.prompt)
+    thresholds = _thresholds(body, claim.targets)
+    unfixed = [(target, tolerance) for target, tolerance in unstated
+               if target.decimals and target not in thresholds
+               and claim.roles[claim.targets.index(target)] != "compared"
+               and (target.dimension, round(target.value, 9)) not in given]
+    return _ToleranceReading(True, tuple(unstated), tuple(unfixed))
+
+
+@lru_cache(maxsize=256)
+def _prompt_values(prompt: str) -> frozenset[tuple[str, float]]:
+    """The values a prompt gives (an input restated is no computed value)."""
+    return frozenset((q.dimension, round(q.value, 9)) for q in find_quantities(prompt))
+
+
+def _thresholds(body: str, targets: tuple[Quantity, ...]) -> set[Quantity]:
+    """The targets a claim compares its value with: one after a comparison ("exceeds",
+    "below the", "versus"), and one a limit word names ("the 1.25x covenant", "a hurdle of
+    8.0%") where another value of the criterion is its answer."""
+    compared = {t for t in targets if COMPARED_WITH.search(body, max(0, t.start - 40), t.start)}
+    limits = {t for t in targets if LIMIT_BEFORE.search(body, max(0, t.start - 30), t.start)
+              or LIMIT_AFTER.match(body, t.end, t.end + 40)}
+    answers = [t for t in targets if t not in compared | limits]
+    return compared | (limits if answers else set())
+
+
 @reads_numbers
 def numeric_criterion_without_tolerance(task: Task, world: WorldContents) -> Iterator[Finding]:
-    """A numeric criterion with no stated tolerance or rounding rule (graded at its precision).
-
-    Identifiers are not numeric (the tokenizer skips them), a rounding instruction in the prompt
-    or a tolerance in the explanation is a stated precision, and exact values need none: whole
-    counts ("4 distribution centres", "60 days"), values set by rule (a statutory rate), and
-    criteria whose claim is a choice or an entity.
-    """
+    """A numeric criterion graded at its own precision where a tolerance clearly matters: a
+    computed non-integer value whose precision neither the criterion nor the prompt fixes
+    (`_read_tolerances`). That most criteria state no tolerance at all is a habit of the
+    benchmark, said once by `tolerance_summary`, not a finding per task."""
     for criterion in task.criteria:
-        body, tolerance_text = split_criterion(criterion.text)
-        claim = read_claim(criterion.text, task.prompt)
-        if claim.not_numeric or STATUTORY.search(body):
-            continue
-        explained = split_criterion(criterion.explanation)[1] if criterion.explanation else ""
-        stated = " ".join(t for t in (tolerance_text, explained,
-                                      _accepts(criterion.explanation)) if t)
-        for target in claim.targets:
-            if target.dimension == "plain" and target.noun and not target.decimals:
-                continue  # a whole count or duration is exact
-            tolerance = tolerance_for(target, stated, task.prompt)
-            if tolerance.basis.startswith("precision"):
-                yield _finding(task, "numeric_criterion_without_tolerance", "info",
-                               f"{target.text} has no stated tolerance or rounding rule; graded "
-                               f"at its own precision ({in_units(tolerance.low, target)} to "
-                               f"{in_units(tolerance.high, target)})",
-                               criterion, criterion_text=criterion.text)
+        unfixed = _read_tolerances(task, criterion).unfixed
+        if unfixed:
+            values = "; ".join(f"{target.text} ({in_units(tolerance.low, target)} to "
+                               f"{in_units(tolerance.high, target)})"
+                               for target, tolerance in unfixed)
+            yield _finding(task, "numeric_criterion_without_tolerance", "info",
+                           f"no tolerance or rounding rule for a computed value, so it is "
+                           f"graded at its own precision: {values}", criterion,
+                           criterion_text=criterion.text,
+                           values=[target.text for target, _ in unfixed])
+
+
+def tolerance_summary(tasks: Iterable[Task]) -> CheckSummary:
+    """How many numeric criteria of the benchmark state no tolerance or rounding rule, and how
+    many of those grade a value that needs one (the findings). A task with a text too long to
+    read for numbers is left out and counted apart (the check is silent on it)."""
+    tasks = list(tasks)
+    read = [task for task in tasks if not unread(**task_texts(task))]
+    readings = [r for task in read for c in task.criteria
+                if (r := _read_tolerances(task, c)).numeric]
+    return CheckSummary(check="numeric_criterion_without_tolerance", subject="numeric criteria",
+                        condition="state no tolerance or rounding rule for a value (in the "
+                                  "criterion, its explanation or the prompt)",
+                        counted=sum(bool(r.unstated) for r in readings), total=len(readings),
+                        findings=sum(bool(r.unfixed) for r in readings),
+                        finding_when="a computed value written with decimals whose precision "
+                                     "the prompt does not fix",
+                        unread_tasks=len(tasks) - len(read))
 
 
 def _accepts(explanation: str) -> str:
@@ -286,6 +365,8 @@ def task_depends_on_messages(task: Task, world: WorldContents) -> Iterator[Findi
                        + ", ".join(values + terms), values=values, terms=terms)
 
 
+# Benchmark-level lines of checks whose condition holds on most tasks: said once, from the tasks.
+CHECK_SUMMARIES: list[Callable[[Iterable[Task]], CheckSummary]] = [tolerance_summary]
 TASK_CHECKS: list[TaskCheck] = [
     criterion_contradicts_explanation,
     gold_contradicts_criterion,
