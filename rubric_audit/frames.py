@@ -9,8 +9,10 @@ import pandas as pd
 
 from rubric_audit.atomic import write_atomic
 from rubric_audit.checks.controls import Control
+from rubric_audit.checks.lints import CHECK_SUMMARIES
 from rubric_audit.errors import InputError
 from rubric_audit.model import (
+    CheckSummary,
     CriterionGrade,
     Finding,
     FindingReview,
@@ -35,7 +37,8 @@ def load(path: str | Path) -> dict[str, pd.DataFrame]:
     carries the task's name beside its id."""
     path = Path(path)
     with open_audit(path / "audit.db" if path.is_dir() else path) as store:
-        names = {t.id: t.name for t in store.tasks()}
+        tasks = store.tasks()
+        names = {t.id: t.name for t in tasks}
         attempts = [a.model_dump(exclude={"trajectory"}) | {
             f"usage_{k}": v for k, v in a.usage.model_dump().items()} for a in store.attempts()]
         for row in attempts:
@@ -62,6 +65,10 @@ def load(path: str | Path) -> dict[str, pd.DataFrame]:
                 "control_id", pd.Series(dtype=object)).map(control_task)),
             "findings": _named(pd.DataFrame([f.model_dump() for f in store.findings()],
                                             columns=list(Finding.model_fields)), names),
+            "check_summaries": pd.DataFrame(
+                [{**s.model_dump(), "line": s.describe()}
+                 for s in (summarise(tasks) for summarise in CHECK_SUMMARIES)],
+                columns=[*CheckSummary.model_fields, "line"]),
             "reviews": _named(pd.DataFrame([{"entry": i, **r.model_dump()}
                                             for i, r in store.reviews()],
                                            columns=["entry", *Review.model_fields]), names),

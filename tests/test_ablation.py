@@ -99,15 +99,16 @@ def test_frames_and_export(tmp_path: Path) -> None:
     assert set(tables["grades"].grader) == {"recorded", "code"}
     assert list(tables["reviews"].columns)[:4] == ["entry", "task", "reviewer", "created_at"]
     assert all("task" in frame.columns for name, frame in tables.items()
-               if name != "source_metrics"), "task names wherever a row is of a task"
+               if name not in ("source_metrics", "check_summaries")), \
+        "task names wherever a row is of a task"
     named = tables["grades"].dropna(subset=["task"])
     assert len(named) == len(tables["grades"]) and "nordlys_02" in set(named.task)
     result = CliRunner().invoke(app, ["export", str(out), "--format", "csv"])
     assert result.exit_code == 0
     written = sorted(p.name for p in (out / "export").iterdir())
-    assert written == ["attempts.csv", "control_grades.csv", "controls.csv", "finding_reviews.csv",
-                       "findings.csv", "grades.csv", "measurements.csv", "reviews.csv",
-                       "source_metrics.csv"]
+    assert written == ["attempts.csv", "check_summaries.csv", "control_grades.csv",
+                       "controls.csv", "finding_reviews.csv", "findings.csv", "grades.csv",
+                       "measurements.csv", "reviews.csv", "source_metrics.csv"]
     import csv
 
     with (out / "export" / "findings.csv").open() as f:

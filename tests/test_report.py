@@ -231,6 +231,31 @@ def test_report_names_criteria_and_tasks_and_repeats_no_row(tmp_path: Path) -> N
         "gold fails" not in report, "defined once, and only for what never completed grading"
 
 
+def test_a_check_that_fires_on_most_tasks_is_one_line_in_the_report_and_the_export(
+        tmp_path: Path) -> None:
+    """The tolerance lint: n of N numeric criteria state no tolerance, once for the benchmark in
+    audit.json, report.md, report.html and the export, beside its few findings."""
+    import json
+
+    out = tmp_path / "out"
+    assert CliRunner().invoke(app, ["audit", str(SAMPLE), "--out", str(out)]).exit_code == 0
+    summary = json.loads((out / "audit.json").read_text())
+    [line] = [s for s in summary["findings"]["summaries"]
+              if s["check"] == "numeric_criterion_without_tolerance"]
+    findings = summary["findings"]["by_check"]["numeric_criterion_without_tolerance"]
+    assert line["findings"] == findings and 0 < findings < line["counted"] <= line["total"]
+    with AuditStore(out / "audit.db") as store:
+        numeric_criteria = sum(len(t.criteria) for t in store.tasks())
+    assert line["total"] < numeric_criteria, "only numeric criteria are counted"
+    said = (f"{line['counted']} of {line['total']} numeric criteria state no tolerance or "
+            f"rounding rule")
+    assert said in (out / "report.md").read_text()
+    assert said in html.unescape((out / "report.html").read_text())
+    assert CliRunner().invoke(app, ["export", str(out), "--format", "json"]).exit_code == 0
+    [exported] = json.loads((out / "export" / "check_summaries.json").read_text())
+    assert {k: exported[k] for k in line} == line and exported["line"].startswith(said)
+
+
 def test_ungraded_is_its_own_state_in_outcomes_scores_and_screen(tmp_path: Path) -> None:
     """m/one: task_1 failed twice and once not graded yet, task_2 not graded yet, task_3 failed
     outside the model; m/two ran only task_1, never graded. Nothing ungraded is a fail or

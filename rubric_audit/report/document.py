@@ -436,6 +436,9 @@ def _findings_section(summary: AuditSummary, findings: list[Finding], tasks: dic
                    key=lambda f: (SEVERITY_ORDER[f.severity], f.task_id or "", f.check))
     blocks: list[Block] = [Text(f"{counts['error']} errors, {counts['warning']} warnings, "
                                 f"{counts['info']} info (info findings are in findings.jsonl).")]
+    if summary.findings.summaries:
+        blocks += [Text("Said once for the benchmark (a finding only where it matters):"),
+                   Bullets([f"`{s.check}`: {s.describe()}" for s in summary.findings.summaries])]
     if shown:
         blocks.append(Table(["severity", "task", "review", "criterion", "check", "problem"],
                             [[f.severity, summary.task_names.get(f.task_id or "", f.task_id or ""),

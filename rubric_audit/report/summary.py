@@ -11,12 +11,14 @@ from pydantic import BaseModel
 
 from rubric_audit import __version__
 from rubric_audit.checks.controls import Control, control_outcome
+from rubric_audit.checks.lints import CHECK_SUMMARIES
 from rubric_audit.checks.precision import CheckPrecision, code_fails_decide, load_unseen
 from rubric_audit.checks.precision import load as load_precision
 from rubric_audit.checks.screen import Screen, gather, screen
 from rubric_audit.model import (
     CODE_GRADER,
     Attempt,
+    CheckSummary,
     CriterionGrade,
     Finding,
     Measurement,
@@ -53,9 +55,13 @@ class CheckTrust(BaseModel):
 
 
 class FindingCounts(BaseModel):
+    """Findings by severity and check, each check's precision, and the benchmark-level lines of
+    checks whose condition holds on most tasks (said once, not as a finding per task)."""
+
     by_severity: dict[str, int]
     by_check: dict[str, int]
     precision: list[CheckTrust] = []
+    summaries: list[CheckSummary] = []
 
 
 class Agreement(BaseModel):
@@ -204,7 +210,7 @@ def _measured(attempts: list[Attempt], measurements: list[Measurement],
     return out
 
 
-def _counts(findings: list[Finding]) -> FindingCounts:
+def _counts(findings: list[Finding], tasks: list[Task]) -> FindingCounts:
     by_check = Counter(f.check for f in findings)
     measured, unseen = load_precision(), load_unseen()
 
@@ -220,6 +226,7 @@ def _counts(findings: list[Finding]) -> FindingCounts:
                               **numbers("corpus", measured.get(check)),
                               **numbers("unseen", unseen.get(check)))
                    for check in sorted(set(by_check) | set(measured) | set(unseen))],
+        summaries=[summarise(tasks) for summarise in CHECK_SUMMARIES],
     )
 
 
@@ -417,5 +424,5 @@ def build_summary(store: AuditStore, threshold: float = 0.5,
         alarms=_alarms(tasks, controls, control_grades),
         statistics=build_statistics(tasks, attempts, grades, graders, findings, current,
                                     consensus_labels, achievable_ids, store.finding_reviews()),
-        findings=_counts(findings),
+        findings=_counts(findings, tasks),
     )
