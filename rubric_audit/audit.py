@@ -52,7 +52,7 @@ from rubric_audit.load.sources import load_sources
 from rubric_audit.load.variant_tasks import shared_task
 from rubric_audit.load.world import load_worlds
 from rubric_audit.model import CODE_GRADER, Benchmark, CriterionGrade, Finding, Task, WorldContents
-from rubric_audit.regold import Recomputed, regold_everything
+from rubric_audit.regold import Regold, regold_everything
 from rubric_audit.report.html import render_html
 from rubric_audit.report.markdown import render_markdown
 from rubric_audit.report.summary import AuditSummary, build_summary
@@ -70,6 +70,9 @@ REGOLD_STAGE = "regold"
 PROVENANCE_STAGE = "provenance"
 INPUTS_META = "inputs"
 """Fingerprint of the last complete offline audit's inputs; any import clears it."""
+REGOLD_META = "regold"
+WORKBOOK_META = "regold_computed"
+"""Per task with a recipe, what its workbook's formula cells compute with the task's inputs."""
 
 
 class AuditResult(BaseModel):
@@ -144,10 +147,15 @@ def check_numbers_in_code(store: AuditStore) -> None:
 
 
 def check_provenance(store: AuditStore) -> None:
-    """Where each answer's numbers came from in its trajectory; replaces the stage's findings."""
+    """Where each answer's numbers came from in its trajectory, or in what the task's workbook
+    computes (gold recomputation, stored by `run_lints`); replaces the stage's findings."""
     attempts = {a.id: a for a in store.attempts()}
+    workbooks = workbook_values(store.meta(REGOLD_META, {}) or {},
+                                store.meta(WORKBOOK_META, {}) or {})
     findings = [f for attempt_id, trajectory in store.trajectories() if attempt_id in attempts
-                for f in answer_value_unsupported(attempts[attempt_id], trajectory)]
+                for f in answer_value_unsupported(
+                    attempts[attempt_id], trajectory,
+                    workbooks.get(attempts[attempt_id].task_id, {}))]
     with store.transaction():
         store.replace_findings(PROVENANCE_STAGE, findings)
 
@@ -341,7 +349,12 @@ def skipped_steps(options: AuditOptions, with_benchmark: bool = True,
     return steps
 
 
-Regold = tuple[dict[str, list[Recomputed]], list[Finding]]
+def workbook_values(recomputed: dict[str, list[dict]], computed: dict[str, dict[str, float]]
+                    ) -> dict[str, dict[str, float]]:
+    """Per task, the values its recomputed workbook gives, by what gives them: the recipe's
+    expressions for its criteria, then every formula cell."""
+    return {task_id: {row["label"]: row["value"] for row in recomputed.get(task_id, [])}
+            | computed.get(task_id, {}) for task_id in recomputed.keys() | computed.keys()}
 
 
 def run_lints(store: AuditStore, bench: Benchmark, worlds: dict[str, WorldContents],
@@ -356,13 +369,14 @@ def run_lints(store: AuditStore, bench: Benchmark, worlds: dict[str, WorldConten
                 if (task.source == "benchmark" and task.id not in worldless)
                 or check not in WORLD_CHECKS
                 for f in check(task, worlds.get(task.id, WorldContents()))]
-    recomputed, regold_findings = (regold.result() if regold is not None
-                                   else regold_everything(bench) if bench.root else ({}, []))
+    recomputed = (regold.result() if regold is not None
+                  else regold_everything(bench) if bench.root else Regold({}, [], {}))
     with store.transaction():
         store.replace_findings(LINTS_STAGE, list(calibrate(findings)))
-        store.replace_findings(REGOLD_STAGE, regold_findings)
-        store.set_meta("regold", {task_id: [r.model_dump() for r in rows]
-                                  for task_id, rows in recomputed.items()})
+        store.replace_findings(REGOLD_STAGE, recomputed.findings)
+        store.set_meta(REGOLD_META, {task_id: [r.model_dump() for r in rows]
+                                     for task_id, rows in recomputed.recomputed.items()})
+        store.set_meta(WORKBOOK_META, recomputed.computed)
 
 
 async def run_model_steps(store: AuditStore, bench: Benchmark,
@@ -498,10 +512,10 @@ def _audit(bench: Benchmark | None, paths: list[Path], out: Path, options: Audit
         with store.transaction():  # one commit: a failure leaves the previous audit as it was
             imported, _ = import_into(store, runs, bench)
             check_numbers_in_code(store)
-            check_provenance(store)
             audited = bench or Benchmark(name="recorded runs", root="", tasks=store.tasks(),
                                          worlds=[])
             run_lints(store, audited, worlds, regold)
+            check_provenance(store)  # reads the workbooks recomputed by run_lints
             failures = anyio.run(run_model_steps, store, audited, worlds, options)
             store.set_meta("audit", {
                 "unavailable_threshold": options.unavailable_threshold,

@@ -26,7 +26,7 @@ import re
 import tomllib
 from dataclasses import replace
 from pathlib import Path
-from typing import Any
+from typing import Any, NamedTuple
 
 from pydantic import BaseModel, Field, ValidationError
 
@@ -38,6 +38,7 @@ from rubric_audit.model import Benchmark, Finding, Task
 from rubric_audit.workbook import WorkbookError, workbook_cells
 
 RECIPES = "regold"
+MAX_COMPUTED_CELLS = 5_000  # formula values kept per task for provenance (sheet order)
 CELL = r"(?:'[^']+'|[A-Za-z_][\w ]*?)!\$?[A-Z]{1,3}\$?\d+"
 RANGE = re.compile(rf"sum\(\s*({CELL})\s*:\s*\$?([A-Z]{{1,3}})\$?(\d+)\s*\)", re.I)
 REF = re.compile(CELL)
@@ -197,6 +198,14 @@ def recompute(bench: Benchmark, task: Task, recipe: Recipe, path: Path,
               extra: dict[str, float | str] | None = None,
               cells: list[str] | None = None) -> list[Recomputed]:
     """The recipe's values (and any extra `cells`) recomputed with its overrides (and `extra`)."""
+    return _recomputed(bench, task, recipe, path, extra, cells)[0]
+
+
+def _recomputed(bench: Benchmark, task: Task, recipe: Recipe, path: Path,
+                extra: dict[str, float | str] | None = None, cells: list[str] | None = None
+                ) -> tuple[list[Recomputed], dict[str, float]]:
+    """`recompute`'s values, and the number every formula cell of the workbook gives with the
+    overrides (at most MAX_COMPUTED_CELLS, in sheet order)."""
     tree = task_tree(bench, task)
     data = tree.get(f"filesystem/{recipe.workbook}")
     if data is None:
@@ -205,9 +214,10 @@ def recompute(bench: Benchmark, task: Task, recipe: Recipe, path: Path,
     overrides: dict[str, Any] = {_cell_key(cell): value
                                  for cell, value, _ in applied_overrides(recipe, extra)}
     try:
-        values = {c.ref: c.value for c in workbook_cells(data, overrides)}
+        book = workbook_cells(data, overrides)
     except WorkbookError as exc:
         raise RecipeError(path, None, str(exc)) from None
+    values = {c.ref: c.value for c in book}
     for key in overrides:
         if key.partition("!")[0] not in {k.partition("!")[0] for k in values}:
             raise RecipeError(path, _line_of(path, key.partition("!")[2]),
@@ -228,7 +238,10 @@ def recompute(bench: Benchmark, task: Task, recipe: Recipe, path: Path,
                                   value=evaluate_expression(ref, values)))
         except (KeyError, ValueError) as exc:
             raise InputError("--cell", None, f"{ref}: {str(exc).strip(chr(39))}") from None
-    return out
+    computed = [(c.ref, float(c.value)) for c in book if c.formula
+                and isinstance(c.value, int | float) and not isinstance(c.value, bool)
+                and math.isfinite(c.value)]
+    return out, dict(computed[:MAX_COMPUTED_CELLS])
 
 
 def compare(task: Task, criterion_id: str, label: str, value: float) -> Recomputed:
@@ -280,22 +293,34 @@ def regold_findings(task: Task, results: list[Recomputed]) -> list[Finding]:
 
 def regold_all(bench: Benchmark) -> list[Finding]:
     """Every task with a recipe; a broken recipe is a finding and the rest still runs."""
-    return regold_everything(bench)[1]
+    return regold_everything(bench).findings
 
 
-def regold_everything(bench: Benchmark) -> tuple[dict[str, list[Recomputed]], list[Finding]]:
+class Regold(NamedTuple):
+    """Gold recomputation over a benchmark, per task with a recipe: its criteria's recomputed
+    values, the findings they give, and what the workbook's formulas compute with the task's
+    inputs (an answer may state those without a tool result showing them: provenance)."""
+
+    recomputed: dict[str, list[Recomputed]]
+    findings: list[Finding]
+    computed: dict[str, dict[str, float]]
+
+
+def regold_everything(bench: Benchmark) -> Regold:
     """Recomputed values of every task with a recipe, and the findings they give."""
     results: dict[str, list[Recomputed]] = {}
+    computed: dict[str, dict[str, float]] = {}
     findings = []
     for task in bench.tasks:
         path = recipe_path(bench, task)
         if not path.is_file():
             continue
         try:
-            results[task.id] = recompute(bench, task, load_recipe(path), path)
+            results[task.id], computed[task.id] = _recomputed(bench, task, load_recipe(path),
+                                                              path)
             findings += regold_findings(task, results[task.id])
         except RecipeError as exc:
             findings.append(Finding(task_id=task.id, check="regold_recipe_error",
                                     severity="error", message=str(exc),
                                     evidence={"recipe": str(path), "line": exc.line}))
-    return results, findings
+    return Regold(results, findings, computed)

@@ -73,6 +73,65 @@ def test_a_planted_value_in_no_tool_result_is_a_finding() -> None:
     assert finding.evidence["values"] == ["NOK 2,512.4m"]
 
 
+@pytest.mark.parametrize("calls", [
+    [],  # answered without any tool
+    [ToolCall(id="c1", name="files_read", arguments="{}", result=None)],  # no result recorded
+    [ToolCall(id="c1", name="files_read", arguments="{}", result="  ")],
+], ids=["no tool", "no result recorded", "blank result"])
+def test_an_attempt_with_no_tool_result_to_trace_is_no_finding(calls: list[ToolCall]) -> None:
+    """Nothing to trace through is no evidence: a number found nowhere says nothing there."""
+    attempt, trajectory = _attempt("Enterprise value is NOK 2,512.4m.", *calls)
+    assert list(answer_value_unsupported(attempt, trajectory)) == []
+    with_result, read = _attempt("Enterprise value is NOK 2,512.4m.", _sheet_read(), *calls)
+    assert [f.evidence["values"] for f in answer_value_unsupported(with_result, read)] == [
+        ["NOK 2,512.4m"]]
+
+
+def test_a_value_the_tasks_workbook_computes_is_no_finding() -> None:
+    """The recomputed workbook (gold recomputation) computes 44.21 per share at the prompt's
+    9.0% WACC: an answer stating it is supported though no tool result shows it."""
+    workbook = {"DCF!B21": 44.209357, "DCF!B18": 2188.4329}
+    attempt, trajectory = _attempt("The EV is NOK 2,188.4m and equity NOK 44.21 per share; "
+                                   "NOK 2,512.4m was the earlier draft.", _sheet_read())
+    sources = {s.text: s for s in answer_provenance(attempt.answer, trajectory, workbook)}
+    assert sources["NOK 44.21"].status == "workbook"
+    assert "DCF!B21 = 44.2094" in sources["NOK 44.21"].describe()
+    assert sources["NOK 2,188.4m"].status == "workbook"
+    [finding] = answer_value_unsupported(attempt, trajectory, workbook)
+    assert finding.evidence["values"] == ["NOK 2,512.4m"]
+    assert "not what the task's workbook computes" in finding.message
+    [without] = answer_value_unsupported(attempt, trajectory)
+    assert without.evidence["values"] == ["NOK 2,188.4m", "NOK 44.21", "NOK 2,512.4m"]
+
+
+def test_one_finding_per_attempt_lists_each_number_once() -> None:
+    attempt, trajectory = _attempt("EV is NOK 2,512.4m. To repeat: NOK 2,512.4m, on NOK 311.9m "
+                                   "of EBITDA.", _sheet_read())
+    [finding] = answer_value_unsupported(attempt, trajectory)
+    assert finding.evidence["values"] == ["NOK 2,512.4m", "NOK 311.9m"]
+
+
+def test_the_sample_audit_flags_no_value_its_workbooks_compute(tmp_path: Path) -> None:
+    """nordlys_02's NOK 44.21 (and the EV and equity it rests on) is what `regold` recomputes
+    at the prompt's WACC; audited, no attempt of the task is flagged, and every attempt that is
+    has one finding."""
+    from typer.testing import CliRunner
+
+    from rubric_audit.cli import app
+
+    out = tmp_path / "out"
+    assert CliRunner().invoke(app, ["audit", str(SAMPLE), "--out", str(out)]).exit_code == 0
+    bench = load_benchmark(SAMPLE)
+    found = [json.loads(line) for line in (out / "findings.jsonl").read_text().splitlines()]
+    unsupported = [f for f in found if f["check"] == "answer_value_unsupported"]
+    attempts = [f["evidence"]["attempt_id"] for f in unsupported]
+    assert unsupported and len(attempts) == len(set(attempts))
+    flagged = {f["task_id"] for f in unsupported}
+    assert bench.task("nordlys_02").id not in flagged
+    assert bench.task("meridian_01").id in flagged, "its wrong sums are still found"
+    assert all("44.21" not in v for f in unsupported for v in f["evidence"]["values"])
+
+
 def test_an_echo_of_the_agents_own_words_is_no_source() -> None:
     todo = ToolCall(id="c2", name="todo_write", arguments='{"todo": "report EV of 2512.4"}',
                     result='{"todos": [{"content": "report EV of 2512.4"}]}')

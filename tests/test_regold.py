@@ -20,6 +20,7 @@ from rubric_audit.regold import (
     recipe_path,
     recompute,
     regold_all,
+    regold_everything,
 )
 from rubric_audit.workbook import workbook_cells
 from tests.conftest import SAMPLE
@@ -96,6 +97,19 @@ def test_sample_recipes_catch_the_planted_gold_and_pass_sound_tasks(sample) -> N
     assert result.value == pytest.approx(44.2094, abs=1e-3)
     assert (result.criterion_value, result.criterion_matches, result.gold_matches) == (
         48.5, False, False)
+
+
+def test_what_the_recomputed_workbook_computes_is_kept_per_task(sample) -> None:
+    """Every formula cell's number with the task's inputs (for answer provenance), not the
+    inputs themselves: nordlys_02's 9.0% WACC gives EV 2,188.4 and 44.21 per share."""
+    run = regold_everything(sample)
+    computed = run.computed[sample.task("nordlys_02").id]
+    assert computed["DCF!B21"] == pytest.approx(44.2094, abs=1e-3)
+    assert computed["DCF!B18"] == pytest.approx(2188.4, abs=0.05)
+    assert "Assumptions!B9" not in computed, "an input, not a computation"
+    assert run.computed[sample.task("nordlys_01").id]["DCF!B21"] == pytest.approx(48.5, abs=1e-2)
+    assert set(run.computed) == set(run.recomputed)
+    assert all(isinstance(v, float) for cells in run.computed.values() for v in cells.values())
 
 
 def test_bad_recipes_name_the_line_and_the_rest_still_runs(tmp_path: Path, sample) -> None:

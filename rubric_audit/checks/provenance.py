@@ -3,9 +3,11 @@
 A number the answer states is *seen* when a tool result (or the prompt) holds it, up to the
 answer's precision (rounded or cut) and a power-of-ten scale (a workbook's 0.0985 is the
 answer's 9.85%, its 2,156.687 in millions the answer's $2.16bn); the first such step is its
-source. A number seen nowhere may still be *computed*: a sum, difference, ratio, percentage or
-percentage change of two values seen. Anything else is *unsupported*, and
-`answer_value_unsupported` says so (info).
+source. A number seen nowhere may be what the task's *workbook* computes with the task's inputs
+(gold recomputation: the recipe's values and every formula cell), which an agent that read the
+formulas can rightly state; or *computed*: a sum, difference, ratio, percentage or percentage
+change of two values seen. Anything else is *unsupported*, and `answer_value_unsupported` says
+so (info), once per attempt, where the attempt has tool results to trace it through at all.
 
 Conservative by design: the final answer's own call and any result that merely echoes its
 call's arguments (a todo list, a written file) are not sources; single-digit numbers are not
@@ -22,7 +24,7 @@ kept.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from typing import Literal
 
 import numpy as np
@@ -46,7 +48,7 @@ class ValueSource(Record):
     """One number of the answer and where it came from."""
 
     text: str
-    status: Literal["seen", "computed", "unsupported"]
+    status: Literal["seen", "workbook", "computed", "unsupported"]
     step: int | None = None
     tool: str | None = None
     where: str = ""
@@ -56,7 +58,7 @@ class ValueSource(Record):
         if self.status == "seen":
             where = f" {self.place}" if self.place else f": {self.where}"
             return f"{self.text} first seen in step {self.step} {self.tool}{where}"
-        if self.status == "computed":
+        if self.status in ("workbook", "computed"):
             return f"{self.text}: {self.where}"
         return f"{self.text} appears in no tool result and is not computed from values seen"
 
@@ -195,15 +197,39 @@ def _computed(seen: _Seen, low: float, high: float) -> str | None:
     return None
 
 
-def answer_provenance(answer: str, trajectory: Trajectory) -> list[ValueSource]:
-    """Each number of the answer (two significant digits or more), and its source; none from an
+class _Workbook:
+    """What the task's recomputed workbook gives, by cell or recipe expression, as one array."""
+
+    def __init__(self, values: Mapping[str, float]) -> None:
+        kept = {label: v for label, v in values.items() if v}
+        self.labels, self.shown = list(kept), list(kept.values())
+        self.values = np.abs(np.array(self.shown, dtype=float))
+
+    def gives(self, low: float, high: float) -> str | None:
+        """What gives a value in [low, high] at a power-of-ten scale (its 0.0985 is the
+        answer's 9.85%), the first in the workbook's order."""
+        if not self.labels:
+            return None
+        hit = ((self.values[:, None] >= low / SCALE_FACTORS)
+               & (self.values[:, None] <= high / SCALE_FACTORS)).any(axis=1)
+        if not hit.any():
+            return None
+        first = int(hit.argmax())
+        return (f"what the task's workbook computes with its inputs ({self.labels[first]} = "
+                f"{self.shown[first]:,.6g})")
+
+
+def answer_provenance(answer: str, trajectory: Trajectory,
+                      workbook: Mapping[str, float] | None = None) -> list[ValueSource]:
+    """Each number of the answer (two significant digits or more), and its source; `workbook`
+    is what the task's recomputed workbook gives, by cell or recipe expression. None from an
     answer too long to read (`numbers.unread`)."""
     if unread(answer=answer):
         return []
     judged = [q for q in find_quantities(answer) if _significant(q.text) >= MIN_SIGNIFICANT_DIGITS]
     if not judged:
         return []
-    seen = _Seen(trajectory)
+    seen, book = _Seen(trajectory), _Workbook(workbook or {})
     out = []
     for q in judged:
         low, high = _interval(q)
@@ -212,26 +238,42 @@ def answer_provenance(answer: str, trajectory: Trajectory) -> list[ValueSource]:
             out.append(ValueSource(text=q.text, status="seen", step=hit[0], tool=hit[1],
                                    where=hit[2], place=hit[3]))
             continue
+        computes = book.gives(low, high)
+        if computes is not None:
+            out.append(ValueSource(text=q.text, status="workbook", where=computes))
+            continue
         how = _computed(seen, low, high)
         out.append(ValueSource(text=q.text, status="computed" if how else "unsupported",
                                where=how or ""))
     return out
 
 
-def answer_value_unsupported(attempt: Attempt, trajectory: Trajectory) -> Iterator[Finding]:
-    """Numbers of the answer found in no tool result and not computed from values seen (info).
+def has_tool_results(trajectory: Trajectory) -> bool:
+    """Whether any tool call (not the final answer's own) returned something to trace through."""
+    return any(call.result and call.result.strip() and call.name not in FINAL_ANSWER_TOOLS
+               for step in trajectory.steps for call in step.tool_calls)
 
-    Silent when no trajectory was recorded or no number can be judged."""
-    if not attempt.answer or not trajectory.steps:
+
+def answer_value_unsupported(attempt: Attempt, trajectory: Trajectory,
+                             workbook: Mapping[str, float] | None = None) -> Iterator[Finding]:
+    """One finding per attempt: the numbers of its answer found in no tool result, not what the
+    task's workbook computes (`workbook`, from gold recomputation) and not computed from values
+    seen (info).
+
+    Silent where the attempt has no tool result (no trajectory recorded, or an answer given
+    without any tool): with nothing to trace through, a number found nowhere is no evidence."""
+    if not attempt.answer or not has_tool_results(trajectory):
         return
-    unsupported = [v for v in answer_provenance(attempt.answer, trajectory)
-                   if v.status == "unsupported"]
+    unsupported = list(dict.fromkeys(v.text for v in answer_provenance(
+        attempt.answer, trajectory, workbook) if v.status == "unsupported"))
     if not unsupported:
         return
-    values = ", ".join(v.text for v in unsupported)
+    not_computed = ", not what the task's workbook computes" if workbook else ""
     yield Finding(
         task_id=attempt.task_id, check="answer_value_unsupported", severity="info",
-        message=f"attempt {attempt.id} states {values}, found in no tool result or prompt and "
-                f"not a sum, difference, ratio or percentage of two values seen there",
-        evidence={"attempt_id": attempt.id, "values": [v.text for v in unsupported],
-                  "tool_calls": len(trajectory.calls()), "answer": attempt.answer[:500]})
+        message=f"attempt {attempt.id} states {', '.join(unsupported)}, found in no tool result "
+                f"or prompt{not_computed} and not a sum, difference, ratio or percentage of two "
+                f"values seen there",
+        evidence={"attempt_id": attempt.id, "values": unsupported,
+                  "tool_calls": len(trajectory.calls()), "workbook_values": len(workbook or {}),
+                  "answer": attempt.answer[:500]})
