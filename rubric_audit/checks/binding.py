@@ -208,8 +208,8 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
         after = [i for i in candidates if pool[i].start > reading.revised_at]
         candidates = after or candidates
     if role == "change":  # a change is read where the answer gives changes, if it does
-        if target.points:  # "rose 2.1 pp": a relative "rose 2.1%" is another quantity
-            candidates = [i for i in candidates if not pool[i].other_points(target)]
+        # "rose 2.1 pp" is not a relative "rose 2.1%", nor the other way round
+        candidates = [i for i in candidates if not pool[i].other_points(target)]
         moving = [i for i in candidates if i in reading.changes
                   or CHANGE_HEADER.search(reading.headers[i])]
         candidates = moving or candidates
@@ -316,8 +316,8 @@ def _same_order(q: Quantity, target: Quantity) -> bool:
     """Whether a far value can be a claim about the target at all: within SAME_ORDER of it, as
     a scale slip is (USD 156,630 of revenue is no per-stream rate of USD 0.0038)."""
     value = abs(value_in_terms_of(q, target))
-    return bool(target.value) and abs(target.value) / SAME_ORDER <= value <= abs(
-        target.value) * SAME_ORDER
+    return value == 0 or (bool(target.value) and abs(target.value) / SAME_ORDER <= value
+                          <= abs(target.value) * SAME_ORDER)
 
 
 def _strictly_same_unit(q: Quantity, target: Quantity) -> bool:

@@ -349,6 +349,7 @@ def read_claim(criterion: str, prompt: str) -> Claim:
             previous = t.end
     context = frozenset((q.dimension, round(q.value, 9))
                         for q in [*conditions, *find_quantities(prompt)])
+    roles = tuple(_role(body, t) for t in targets)
     return Claim(
         targets=tuple(targets),
         tolerances=tuple(_range_tolerance(body, t, targets)
@@ -359,8 +360,8 @@ def read_claim(criterion: str, prompt: str) -> Claim:
         not_numeric=not_numeric_reason(body, prompt),
         file_deliverable=bool(FILE_DELIVERABLE.search(prompt)) and not REPLY_HERE.search(prompt),
         limit=bool(LIMIT_WORDS.search(body)),
-        roles=tuple(_role(body, t) for t in targets),
-        polarities=tuple(criterion_polarity(body, t) for t in targets))
+        roles=roles, polarities=tuple(_polarity(body, t, r) for t, r in zip(targets, roles,
+                                                                             strict=True)))
 
 
 def _role(body: str, target: Quantity) -> Role:
@@ -370,7 +371,15 @@ def _role(body: str, target: Quantity) -> Role:
         return "change"
     if COMPARISON.search(body, max(0, target.start - 40), target.start):
         return "compared"
-    return "level"
+    polarity = criterion_polarity(body, target)
+    return "change" if polarity is not None and polarity.change else "level"
+
+
+def _polarity(body: str, target: Quantity, role: Role) -> Polarity | None:
+    """The direction a target's words state: of a change only where the target is one ("fell
+    from 14.2% to 11.8%" states no direction of 14.2%)."""
+    polarity = criterion_polarity(body, target)
+    return polarity if polarity is None or not polarity.change or role == "change" else None
 
 
 def _qualifiers(body: str, target: Quantity) -> frozenset[str]:

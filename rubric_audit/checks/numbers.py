@@ -61,7 +61,7 @@ _REFERENCE_WORDS = (
     "clauses?|paragraphs?|paras?|schedules?|items?|notes?|exhibits?|appendix|appendices|annex|"
     "forms?|dockets?|cases?|models?|accounts?|acct|polic(?:y|ies)|claims?|invoices?|tickets?|"
     "versions?|steps?|tables?|figures?|figs?|pages?|pp|lines?|box|codes?|regulations?|regs?|"
-    "standards?|tiers?|phases?|rooms?|suites?|floors?|amendments?|questions?|cfr|usc|u\\.s\\.c|"
+    "standards?|tiers?|phases?|periods?|rooms?|suites?|floors?|amendments?|questions?|cfr|usc|u\\.s\\.c|"
     "ifrs|ias|asc|irc|iso|stages?|levels?|scenarios?|series|lots?|buildings?|routes?|"
     "orders?|contracts?|loans?|patents?|bills?|acts?|years?|quarters?|months?|weeks?|days?|"
     "options?|nos?|numbers?|ids?|refs?|references?|sku|serial|reg|scopes?|workstreams?|waves?|"
@@ -104,7 +104,8 @@ QUANTITY = re.compile(
     (?P<num>(?>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+))
     (?:\s?(?P<scale_word>(?i:billion|million|thousand|trillion|bn|mm|mn|tn))\b
        |(?P<scale>[kKmMbB])(?![A-Za-z]))?
-    (?:\s?(?P<unit>%|percent\b|per\s?cent\b|percentage\s+points?\b|pp\b|bps?\b|basis\s+points?\b
+    (?:[\s-]?(?P<unit>%|percent\b|per\s?cent\b|percentage\s+points?\b|pp\b|bps?\b|basis\s+points?\b
+       |(?:points?|pts?)\b(?![\s-]+(?:card|programme|program|scheme|system|balance))
        |[x×](?![A-Za-z])|times\b))?
     (?:\s?(?P<cur_post>{_CODES})\b)?
     (?![\w])
@@ -259,7 +260,7 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
                 value *= factor
             if outside and not currency:
                 currency, dimension = CURRENCY_SYMBOLS[outside.group(1)], "currency"
-    points = None if dimension != "percent" else unit.startswith(("pp", "percentage", "b"))
+    points = None if dimension != "percent" else unit.startswith(("pp", "percentage", "b", "point", "pt"))
     return Quantity(value=-value if negative else value, dimension=dimension, currency=currency,
                     scale=factor, decimals=_decimals(num), text=match.group(0).strip(),
                     start=match.start(), end=match.end(), noun=noun,

@@ -30,8 +30,8 @@ _REFERENCE = (r"(?=\s+(?:\w+\s+){0,3}?(?:budget|target|plan|forecast|baseline|gu
               r"cap|limit|threshold|average|median|consensus|estimate|prior|previous|last|"
               r"covenant|ceiling|floor|minimum|maximum)\b)")
 _NOT_A_CHANGE = r"(?!\s+(?:rates?|ratios?|risks?|prevention|counts?|lines?|season|protection))"
-CHANGE_BEFORE = re.compile(rf"\b(?:(?P<up>{_CHANGE_UP})|(?P<down>{_CHANGE_DOWN}))\b{_NOT_A_CHANGE}",
-                           re.I)
+CHANGE_BEFORE = re.compile(rf"(?<![-\w])(?:(?P<up>{_CHANGE_UP})|(?P<down>{_CHANGE_DOWN}))\b(?!-)"
+                           rf"{_NOT_A_CHANGE}", re.I)  # a write-down or step-up is a noun
 STATE_BEFORE = re.compile(rf"(?<!\bon\s)(?<!\bfor\s)(?<!\bfrom\s)(?<!\bof\s)"
                           rf"\b(?:(?P<up>{_STATE_UP})|(?P<down>{_STATE_DOWN}))"
                           r"\s*(?:(?:of|by|was|is|were|at|stood\s+at|came\s+to|:)\s*)*$", re.I)
