@@ -394,3 +394,33 @@ def test_offsets_rates_per_count_scales_durations_and_flights(criterion: str, an
 def test_levels_orders_of_magnitude_and_periods(criterion: str, answer: str,
                                                 expected: str) -> None:
     assert verdict(criterion, answer) == expected
+
+
+@pytest.mark.parametrize(("criterion", "answer", "expected"), [
+    # a rate per one thing is not a rate per another
+    ("States an average of $52 per guest", "Average spend: $52 per party (parties of three).",
+     "not_applicable"),
+    ("States a fee of £9.40 per pallet", "Storage costs £9.40 per pallet per week.",
+     "not_applicable"),
+    ("States a fee of £9.40 per pallet per week", "Storage costs £9.40 per pallet per week, "
+     "billed monthly.", "pass"),
+    # budget or plan beside the actual: the actual is the claim
+    ("States Q3 marketing spend of EUR 610k", "Q3 marketing: budget EUR 580k; actual EUR 610k.",
+     "pass"),
+    # over and under a budget are directions; words beat a sign
+    ("States that freight was USD 22,400 over budget",
+     "Freight: USD 22,400 under budget (actual USD 301,600 vs budget USD 324,000).", "fail"),
+    ("States that energy was EUR 95k under budget",
+     "Energy variance: +EUR 95k favourable (under budget).", "pass"),
+    ("States that option B costs $14,000 more than option A",
+     "Option B saves $14,000 against option A.", "fail"),
+    # a cause the criterion also asks for is not checked by numbers
+    ("States the 4.1-point fall in gross margin and attributes it to freight costs",
+     "Gross margin fell 4.1 points, mainly on the new labour agreement.", "not_applicable"),
+    # a claim made only of bars is a conclusion
+    ("States that the store can add a shift without breaching the 28% wage ceiling",
+     "Yes: with the extra shift wages stay under the ceiling.", "not_applicable"),
+])
+def test_per_bases_plans_budget_directions_causes_and_bars(criterion: str, answer: str,
+                                                           expected: str) -> None:
+    assert verdict(criterion, answer) == expected

@@ -22,6 +22,7 @@ from rubric_audit.checks.answer import Reading, read_answer
 from rubric_audit.checks.criterion import Role, Tolerance
 from rubric_audit.checks.numbers import Quantity, comparable, value_in_terms_of
 from rubric_audit.checks.polarity import CHANGE_HEADER
+from rubric_audit.checks.text import stem
 
 ALTERNATIVE_GAP = re.compile(
     r"(?:\s*[A-Za-zµ/·]+)?\s*[,;]?\s*(?:[-–—]\s*)?(?:(?:or|/|either)\s*(?:possibly|perhaps|maybe|about|roughly|around|"
@@ -32,6 +33,12 @@ CONDITIONAL_GAP = 160  # "81.6% if cancelled flights are excluded ..., or 79.9% 
 HEDGED_RANGE = re.compile(r"\b(?:somewhere|likely|probably|roughly|possibly|perhaps|maybe|"
                           r"anywhere|could\s+be|may\s+be|might\s+be|treat\s+it\s+as)\b"
                           r"[^.!?\n]{0,24}$", re.I)
+PLAN_WORDS = frozenset(stem(w) for w in (
+    "budget", "budgeted", "plan", "planned", "forecast", "target", "guidance", "baseline",
+    "benchmark", "estimate", "estimated", "prior", "previous"))
+PLANNED = re.compile(r"\b(?:budget(?:ed)?|plan(?:ned)?|forecast|target|guidance|baseline|benchmark|"
+                     r"estimated?|prior(?:\s+year)?|previous)\b(?:\s+(?:of|at|was|is|figure|amount|"
+                     r"value|level))?\s*[:=]?\s*\**\s*(?:(?:US|A|C)?[$€£¥]|USD|EUR|GBP|NOK)?\s?$", re.I)
 NEAR = (0.8, 1.25)  # values within this ratio of the target are taken as claims about it
 
 
@@ -204,6 +211,10 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
                   and (role == "compared" or i not in reading.references)
                   and (role == "change" or i not in reading.changes)
                   and comparable(q, target) and not _is_context(q, context, target)]
+    planned = [i for i in candidates
+               if PLANNED.search(answer, max(0, pool[i].start - 40), pool[i].start)]
+    if planned and len(planned) < len(candidates) and not subject & PLAN_WORDS:
+        candidates = [i for i in candidates if i not in planned]  # the actual, not the budget
     if reading.revised_at >= 0:  # a self-correction's values replace those it corrects
         after = [i for i in candidates if pool[i].start > reading.revised_at]
         candidates = after or candidates

@@ -77,6 +77,11 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
     if missing:
         return _missing(claim, reading, checks, missing, artifacts)
     failed = [c for c in checks if c.outcome == "fail"]
+    if not failed and claim.qualitative:
+        return CodeVerdict(verdict="not_applicable", reason=(
+            "the values meet the criterion, which also asks for a cause or reason numbers cannot "
+            "check: " + "; ".join(f"{c.matched[0].text} meets {c.target.text}" for c in checks)),
+            checks=checks)
     if not failed:
         return CodeVerdict(verdict="pass", reason="; ".join(
             f"{c.matched[0].text} meets {c.target.text} ({c.tolerance.basis})" for c in checks),

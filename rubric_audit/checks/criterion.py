@@ -86,6 +86,10 @@ CHOICE = re.compile(
     re.I)
 CITATION = re.compile(r"^\s*(?:cites?|references?|quotes?|points?\s+to|attributes?)\b|"
                       r"\bas\s+the\s+(?:source|basis|authority|reference)\b", re.I)
+QUALITATIVE_PART = re.compile(
+    r"\band\s+(?:attributes?|explains?|identifies|notes?|recommends?|names?|describes?|cites?|"
+    r"links?|ties?|traces?|justifies|assesses)\b|\b(?:attribut(?:es|ing)|because|due\s+to|driven\s+by|"
+    r"owing\s+to|as\s+a\s+result\s+of|caused\s+by)\b", re.I)
 PROMPT_CHOICE = re.compile(r"\b(?:is|are|was|were|should|does|do|did|will|would|can|could)\b"
                            r"[^?\n]{0,120}?\b([a-z]+)\s+or\s+(?:an?\s+|the\s+)?([a-z]+)\b"
                            r"[^?\n]{0,80}\?", re.I)
@@ -167,7 +171,7 @@ def criterion_targets(criterion: str) -> list[Quantity]:
 # A bar the claim measures its value against: "exceeded the 99.0% contractual target, at 99.3%",
 # "below the USD 1,500/oz guidance ceiling": beside another value it is a condition, not a target.
 BAR_BEFORE = re.compile(r"\b(?:exceed(?:s|ed|ing)?|above|below|under|over|beat(?:s|ing)?|"
-                        r"miss(?:es|ed)?|meets?|met|short\s+of|breach(?:es|ed)?|within|inside|"
+                        r"miss(?:es|ed)?|meets?|met|short\s+of|breach(?:es|ed|ing)?|within|inside|"
                         r"outside)\s+(?:the|its|a|an|our|their|this)\s+(?:[\w-]+\s+){0,2}$", re.I)
 BAR_AFTER = re.compile(r"\S*\s*(?:[\w-]+\s+){0,2}(?:target|threshold|ceiling|floor|limit|cap|"
                        r"covenant|guidance|budget|benchmark|minimum|maximum|hurdle|trigger|"
@@ -187,8 +191,9 @@ def _targets_and_conditions(body: str) -> tuple[list[Quantity], list[Quantity]]:
                                                                       q.start)]
     bars = [q for q in found if BAR_BEFORE.search(body, max(0, q.start - 60), q.start)
             and BAR_AFTER.match(body, q.end)]
-    claims = ([q for q in found if q not in windows and q not in bars]
-              or [q for q in found if q not in windows] or found)
+    if bars and all(q in bars or q in windows for q in found):
+        return [], found  # every value is a bar: the claim is whether it is met, not a number
+    claims = [q for q in found if q not in windows and q not in bars] or found
     if not copulas:
         return claims, [q for q in found if q not in claims]
     cut = copulas[-1].end()
@@ -306,6 +311,7 @@ class Claim:
     limit: bool  # the criterion speaks of a cap, limit or threshold: "up to X" states it
     roles: tuple[Role, ...]  # per target: a level, a change ("falls by X") or compared ("from X")
     polarities: tuple[Polarity | None, ...]  # per target: the direction its words state
+    qualitative: bool  # the criterion also asks for a cause or a reason ("and attributes it to")
 
 
 def _prompt_choice(prompt: str, body: str) -> bool:
@@ -360,6 +366,7 @@ def read_claim(criterion: str, prompt: str) -> Claim:
         not_numeric=not_numeric_reason(body, prompt),
         file_deliverable=bool(FILE_DELIVERABLE.search(prompt)) and not REPLY_HERE.search(prompt),
         limit=bool(LIMIT_WORDS.search(body)),
+        qualitative=bool(QUALITATIVE_PART.search(body)),
         roles=roles, polarities=tuple(_polarity(body, t, r) for t, r in zip(targets, roles,
                                                                              strict=True)))
 

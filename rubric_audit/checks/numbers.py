@@ -118,7 +118,12 @@ _SI_BASE = "(?:g|L|l|mol|Wh|W|J|Pa|Hz)"
 _SI_FACTOR = rf"(?:{_SI_PREFIX}?{_SI_BASE}|hr|h|min|s|day|d)"
 MEASURE_UNIT = rf"{_SI_PREFIX}?{_SI_BASE}(?:[·⋅/]{_SI_FACTOR})*(?![\w·⋅/])"
 MEASURE_AFTER = re.compile(rf"\s?({MEASURE_UNIT})")
-PER_UNIT = re.compile(r"\s?(?:/\s?|per\s+)((?:\d[\d,]*\s+)?[A-Za-z]+)"
+_PER_STOP = (r"(?!(?:per|and|or|in|on|of|for|to|at|the|a|an|vs|with|from|by|is|was|were|are|be|"
+             r"where|when|which|that|who|whose|if|as|than|under|over|after|before|into|through|"
+             r"across|during|each|every|generally|only|including|excluding|plus|minus|less|"
+             r"rather|instead|against|versus|it|its|this|these|those|so|but)\b)")
+PER_UNIT = re.compile(rf"\s?(?:/\s?|per\s+)((?:\d[\d,]*\s+)?[A-Za-z][A-Za-z-]*"
+                      rf"(?:\s+{_PER_STOP}[a-z][a-z-]*){{0,2}})"
                       r"(?:\s?(?:/\s?|per\s+)([A-Za-z]+))?", re.I)
 PERIODS = frozenset(("day", "week", "month", "year", "quarter", "hour", "night", "annum", "yr",
                      "mo"))
@@ -161,8 +166,9 @@ class Quantity:
         if self.currency and other.currency and self.currency != other.currency:
             return False
         if self.per and other.per and (_per_count(self.per) != _per_count(other.per)
+                                       or not _same_per(self.per, other.per)
                                        or _per_period(self.per) != _per_period(other.per)):
-            return False  # "$0.0034 per stream" is not per 1,000 streams, nor per seat per year
+            return False  # "$0.0034 per stream" is not per 1,000 streams, per rack or per year
         if self.noun in DURATION_HOURS and other.noun in DURATION_HOURS:
             return True  # "3 days 4 hours" is 3.17 days
         return not (self.noun and other.noun and self.noun != other.noun)
@@ -273,6 +279,15 @@ def _per_count(per: str) -> float:
     return float(count.group(0)) if count else 1.0
 
 
+def _same_per(one: str, other: str) -> bool:
+    """Whether two rates are per the same thing, by the first or the last word of what they are
+    per: "1000 central-line day" and "1000 line day" (per day), "lb cu" and "lb payable copper"
+    (per lb); "kw/month" and "rack/month" are not."""
+    a, b = one.split("/")[0].split(), other.split("/")[0].split()
+    a, b = [w for w in a if not w[0].isdigit()], [w for w in b if not w[0].isdigit()]
+    return not a or not b or a[0] == b[0] or a[-1] == b[-1]
+
+
 def _per_period(per: str) -> str | None:
     """The period a rate is per, if it names one ("seat/month" -> month)."""
     return next((p for p in reversed(per.split("/")) if p in PERIODS), None)
@@ -284,7 +299,8 @@ def _per(after: str) -> str | None:
     if not found:
         return None
     parts = [p.lower().replace(",", "") for p in found.groups() if p]
-    return "/".join(p[:-1] if p.endswith("s") and len(p) > 3 else p for p in parts)
+    return "/".join(" ".join(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in p.split())
+                    for p in parts)
 
 
 def _in_table_cell(before: str) -> bool:

@@ -24,9 +24,10 @@ _CHANGE_UP = (r"rose|rise[sn]?|rising|increase[sd]?|increasing|grew|grow(?:s|n|i
 _CHANGE_DOWN = (r"fell|fall(?:s|en|ing)?|decrease[sd]?|decreasing|decline[sd]?|declining|"
                 r"drop(?:ped|s)?|down|dipped|shr[au]nk|shrinks?|reduced|reduction|"
                 r"contracted|slipped|slid|narrowed")
-_STATE_UP = r"surplus|profit|gain|owed|owing|savings?|saves?|saved|recouped|in\s+credit"
-_STATE_DOWN = r"loss(?:es)?|deficit|shortfall|short\s+of|unrecouped|overdrawn"
-_REFERENCE = (r"(?=\s+(?:\w+\s+){0,3}?(?:budget|target|plan|forecast|baseline|guidance|benchmark|"
+_STATE_UP = r"surplus|profit|gain|owed|owing|recouped|in\s+credit|extra|additional"
+_STATE_DOWN = (r"loss(?:es)?|deficit|shortfall|short\s+of|unrecouped|overdrawn|savings?|saves?|"
+               r"saved|saving")
+_REFERENCE = (r"(?=\s+(?:\w+\s+){0,5}?(?:budget|target|plan|forecast|baseline|guidance|benchmark|"
               r"cap|limit|threshold|average|median|consensus|estimate|prior|previous|last|"
               r"covenant|ceiling|floor|minimum|maximum)\b)")
 _NOT_A_CHANGE = r"(?!\s+(?:rates?|ratios?|risks?|prevention|counts?|lines?|season|protection))"
@@ -37,11 +38,14 @@ STATE_BEFORE = re.compile(rf"(?<!\bon\s)(?<!\bfor\s)(?<!\bfrom\s)(?<!\bof\s)"
                           r"\s*(?:(?:of|by|was|is|were|at|stood\s+at|came\s+to|:)\s*)*$", re.I)
 AFTER = re.compile(
     rf"[\s*)]{{0,3}}(?:(?:(?!of\b|in\b|on\b|to\b|for\b|from\b)[a-z]+\s+)?"
-    rf"(?:(?P<cup>{_CHANGE_UP}|higher)|(?P<cdown>{_CHANGE_DOWN}|lower|cut)){_NOT_A_CHANGE}"
+    rf"(?:(?P<cup>{_CHANGE_UP}|higher|more)|(?P<cdown>{_CHANGE_DOWN}|lower|cut|less|fewer|cheaper))"
+    rf"{_NOT_A_CHANGE}"
     rf"|(?:in\s+)?(?P<up>{_STATE_UP}|ahead|(?:above|over){_REFERENCE})"
     rf"|(?:in\s+)?(?P<down>{_STATE_DOWN}|short|behind|(?:below|under){_REFERENCE}))\b", re.I)
 STATE_WORD = re.compile(rf"(?<!\bon\s)(?<!\bfor\s)(?<!\bfrom\s)(?<!\bof\s)"
                         rf"\b(?:(?P<up>{_STATE_UP})|(?P<down>{_STATE_DOWN}))\b", re.I)
+BUDGET_STATE = re.compile(rf"\b(?:(?P<up>above|over|ahead\s+of)|(?P<down>below|under|behind))"
+                          rf"{_REFERENCE}", re.I)
 CLAUSE_START = re.compile(r"[,;:()\[\]\n|]|\s[-–—]\s|\b(?:and|but|while|whereas|vs\.?|versus)\b",
                           re.I)
 WORDS_BEFORE = 3  # change words read this many words before a value
@@ -128,12 +132,15 @@ def answer_direction(text: str, q: Quantity, header: str = "") -> Direction | No
     worded = _worded(text, q)
     if worded is not None:
         return worded[0]
-    if text[max(0, q.start - 1):q.start] == "+" or CHANGE_HEADER.search(header):
-        return "up"
     sentence, at = _sentence(text, q)
     said = {_direction(m) for m in CHANGE_BEFORE.finditer(sentence)}
     said |= {_direction(m) for m in STATE_WORD.finditer(sentence, 0, at)}
-    return said.pop() if len(said) == 1 else None
+    said |= {_direction(m) for m in BUDGET_STATE.finditer(sentence)}
+    if len(said) == 1:
+        return said.pop()
+    if not said and (text[max(0, q.start - 1):q.start] == "+" or CHANGE_HEADER.search(header)):
+        return "up"  # a sign says less than words: "+EUR 184k favourable (under budget)"
+    return None
 
 
 def meets(polarity: Polarity, q: Quantity, text: str, header: str = "") -> bool | None:
