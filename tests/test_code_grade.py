@@ -424,3 +424,20 @@ def test_levels_orders_of_magnitude_and_periods(criterion: str, answer: str,
 def test_per_bases_plans_budget_directions_causes_and_bars(criterion: str, answer: str,
                                                            expected: str) -> None:
     assert verdict(criterion, answer) == expected
+
+
+@pytest.mark.parametrize(("criterion", "answer", "expected"), [
+    # numbers the reader cannot read are no proof that the answer states none
+    ("States a volume of 4,120 m3 for block 7c", "```csv\nblock,area_ha,volume_m3\n7b,18.2,"
+     "5310\n7c,12.9,4120\n```", "not_applicable"),
+    ("States an answer of 12", "I could not find the figures in the shared drive.", "fail"),
+    # a basis written before the value is the target's
+    ("States an average spend per guest of $52", "Average spend was $52 per party.",
+     "not_applicable"),
+    # which of two subjects did better is a comparison, not a number
+    ("States that Line 2 outperformed Line 4 on first-pass yield",
+     "First-pass yield: Line 2 96.1%, Line 4 97.3%.", "not_applicable"),
+])
+def test_unreadable_numbers_bases_before_values_and_comparisons(criterion: str, answer: str,
+                                                                expected: str) -> None:
+    assert verdict(criterion, answer) == expected

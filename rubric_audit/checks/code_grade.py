@@ -22,6 +22,7 @@ from rubric_audit.checks.numbers import unread
 from rubric_audit.checks.polarity import meets
 from rubric_audit.model import CODE_GRADER, Attempt, CriterionGrade, Task
 
+UNREAD_NUMBERS = re.compile(r"\d+(?:[.,]\d+){2,}")  # "21.1,8650" in a CSV row, "€1.250.500"
 BARE_ANSWER = re.compile(r"\s*([-−]?\d[\d,]*(?:\.\d+)?)\s*\.?\s*")
 
 
@@ -166,6 +167,9 @@ def _missing(claim: Claim, reading: Reading, checks: list[TargetCheck],
                            reason=f"the answer declines or could not find the value ({names})",
                            checks=checks)
     if not reading.quantities and not reading.thresholds:
+        if UNREAD_NUMBERS.search(reading.text):  # numbers the reader could not read as values
+            return CodeVerdict(verdict="not_applicable", checks=checks,
+                               reason=f"the answer's numbers could not be read; target {names}")
         return CodeVerdict(verdict="fail",
                            reason=f"the answer states no number at all; target {names}", checks=checks)
     return CodeVerdict(verdict="not_applicable", reason=f"the answer states no value near {names}",

@@ -29,6 +29,7 @@ from rubric_audit.checks.numbers import (
     comparable,
     find_quantities,
     find_ranges,
+    per_of,
     value_in_terms_of,
 )
 from rubric_audit.checks.polarity import Polarity, criterion_polarity
@@ -84,6 +85,8 @@ CHOICE = re.compile(
     r"favou?rs?|advises?)\s+(?:that\s+|the\s+)?(?-i:[A-Z][a-z][\w&'.-]*)(?:\s+(?-i:[A-Z][\w&'.-]*))*"
     r"(?:\s+(?:as|over|for|to|rather)\b(?!\s*(?:[$€£¥\d−-]|approximately|about|roughly))|\s*[,.;]|\s*$)",
     re.I)
+OUTPERFORM = re.compile(r"\b(?:out|under)perform(?:s|ed|ing)?\b|\b(?:beat|beats|trailed|lagged)\s+"
+                        r"(?-i:[A-Z])", re.I)
 CITATION = re.compile(r"^\s*(?:cites?|references?|quotes?|points?\s+to|attributes?)\b|"
                       r"\bas\s+the\s+(?:source|basis|authority|reference)\b", re.I)
 QUALITATIVE_PART = re.compile(
@@ -331,6 +334,8 @@ def not_numeric_reason(body: str, prompt: str) -> str | None:
         return "the criterion's claim is a yes/no answer, not a number"
     if CONCLUSION.search(body):
         return "the criterion's claim is a conclusion, not a number"
+    if OUTPERFORM.search(body):
+        return "the criterion's claim is a comparison of two subjects, not a number"
     if CITATION.search(body):
         return "the criterion's claim is a citation or a source, not a number"
     if CHOICE.search(body) or SUPERLATIVE_CHOICE.search(body) or _prompt_choice(prompt, body):
@@ -355,6 +360,7 @@ def read_claim(criterion: str, prompt: str) -> Claim:
             previous = t.end
     context = frozenset((q.dimension, round(q.value, 9))
                         for q in [*conditions, *find_quantities(prompt)])
+    targets = [_with_basis(body, t) for t in targets]
     roles = tuple(_role(body, t) for t in targets)
     return Claim(
         targets=tuple(targets),
@@ -369,6 +375,19 @@ def read_claim(criterion: str, prompt: str) -> Claim:
         qualitative=bool(QUALITATIVE_PART.search(body)),
         roles=roles, polarities=tuple(_polarity(body, t, r) for t, r in zip(targets, roles,
                                                                              strict=True)))
+
+
+PER_BEFORE = re.compile(r"\bper\s+[A-Za-z][\w-]*(?:\s+[a-z][\w-]*)?\s+(?:of|was|is|at|were|=|:)\s*"
+                        r"(?:about\s+|approximately\s+|around\s+)?$", re.I)
+
+
+def _with_basis(body: str, target: Quantity) -> Quantity:
+    """A target whose basis the criterion gives before it ("spend per cover of GBP 38.50") is
+    per that basis, as if written after it."""
+    if target.per:
+        return target
+    basis = PER_BEFORE.search(body, max(0, target.start - 50), target.start)
+    return replace(target, per=per_of(" " + basis.group(0))) if basis else target
 
 
 def _role(body: str, target: Quantity) -> Role:

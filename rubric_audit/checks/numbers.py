@@ -270,7 +270,7 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
     return Quantity(value=-value if negative else value, dimension=dimension, currency=currency,
                     scale=factor, decimals=_decimals(num), text=match.group(0).strip(),
                     start=match.start(), end=match.end(), noun=noun,
-                    per=_per(after), points=points)
+                    per=per_of(after), points=points)
 
 
 def _per_count(per: str) -> float:
@@ -293,7 +293,7 @@ def _per_period(per: str) -> str | None:
     return next((p for p in reversed(per.split("/")) if p in PERIODS), None)
 
 
-def _per(after: str) -> str | None:
+def per_of(after: str) -> str | None:
     """The unit a value is given per ("/RSF", "per share"), lower case, if any."""
     found = PER_UNIT.match(after)
     if not found:
