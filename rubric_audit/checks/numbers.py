@@ -18,6 +18,7 @@ from __future__ import annotations
 import bisect
 import functools
 import itertools
+import math
 import re
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -266,6 +267,8 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
                 value *= factor
             if outside and not currency:
                 currency, dimension = CURRENCY_SYMBOLS[outside.group(1)], "currency"
+    if not math.isfinite(value):
+        return None  # digits past a float's range (5,000 nines read as inf): no checkable value
     points = None if dimension != "percent" else unit.startswith(("pp", "percentage", "b", "point", "pt"))
     return Quantity(value=-value if negative else value, dimension=dimension, currency=currency,
                     scale=factor, decimals=_decimals(num), text=match.group(0).strip(),
