@@ -29,9 +29,10 @@ app = typer.Typer(
     pretty_exceptions_enable=False,
     add_completion=False,
 )
-# Piped output gets a wide console so tables keep whole ids on one line.
-out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200)
-err = Console(stderr=True, soft_wrap=True)
+# Piped output gets a wide console so tables keep whole ids on one line. Rich's highlighter is
+# off: its regexes took minutes over a stranger's 5,000-digit name and coloured parts of names.
+out = Console(soft_wrap=True, width=None if sys.stdout.isatty() else 200, highlight=False)
+err = Console(stderr=True, soft_wrap=True, highlight=False)
 
 P = ParamSpec("P")
 R = TypeVar("R")
