@@ -17,6 +17,7 @@ from rich.table import Table
 from rubric_audit.errors import InputError, input_error_in
 from rubric_audit.report.document import pct
 from rubric_audit.text import console as shown
+from rubric_audit.text import console_line as shown_line
 
 if TYPE_CHECKING:
     from rubric_audit.llm import ModelConfig
@@ -104,13 +105,13 @@ def user_errors(command: Callable[P, R]) -> Callable[P, R]:
             raise
         except Exception as exc:
             if (unusable := input_error_in(exc)) is not None:  # a task group's: an ExceptionGroup
-                err.print(f"[bold red]error:[/] {shown(str(unusable))}")
+                err.print(f"[bold red]error:[/] {shown_line(str(unusable))}")
                 raise typer.Exit(2) from None
             if _Options.debug:
                 raise
             what = (str(exc).strip().splitlines() or [""])[0][:300]
-            err.print(f"[bold red]internal error[/] ({shown(type(exc).__name__)}: "
-                      f"{shown(what)}); run with --debug for the traceback")
+            err.print(f"[bold red]internal error[/] ({shown_line(type(exc).__name__)}: "
+                      f"{shown_line(what)}); run with --debug for the traceback")
             raise typer.Exit(1) from None
 
     return wrapper
@@ -194,7 +195,7 @@ def import_command(
     summary = import_runs(runs, db, bench)
     _print_sources(summary.sources)
     ungraded = f", {summary.added_ungraded} ungraded" if summary.added_ungraded else ""
-    out.print(f"Imported into {shown(str(db))}: {summary.added_graded} graded{ungraded} and "
+    out.print(f"Imported into {shown_line(str(db))}: {summary.added_graded} graded{ungraded} and "
               f"{summary.added_unavailable} unavailable attempts added, {summary.unchanged} "
               f"already stored"
               + (f" ({summary.now_graded} of them graded since)." if summary.now_graded else "."))
@@ -209,19 +210,19 @@ def _print_sources(sources) -> None:
     for s in sources:
         reasons = _counted(s.unavailable_reasons, "; ")
         ungraded = f"{s.ungraded} ungraded, " if s.ungraded else ""
-        read_as = shown(f"{s.format}, variant {s.variant}" if s.variant else s.format)
+        read_as = shown_line(f"{s.format}, variant {s.variant}" if s.variant else s.format)
         controls = f", {s.controls} recorded controls" if s.controls else ""
-        out.print(f"Read {shown(s.path)} ({read_as}): {s.attempts} attempts, {s.graded} graded, "
+        out.print(f"Read {shown_line(s.path)} ({read_as}): {s.attempts} attempts, {s.graded} graded, "
                   f"{ungraded}{s.unavailable} unavailable"
-                  f"{shown(f' ({reasons})') if reasons else ''}; "
+                  f"{shown_line(f' ({reasons})') if reasons else ''}; "
                   f"{s.tasks} tasks, {s.criteria} criteria{controls}.")
         if s.answer_rules:
-            out.print("  answers: " + shown(_counted(s.answer_rules)))
+            out.print("  answers: " + shown_line(_counted(s.answer_rules)))
         if s.model_from:
             out.print("  [yellow]model not in the attempt's own config,[/] read from: "
-                      + shown(_counted(s.model_from)))
+                      + shown_line(_counted(s.model_from)))
         for item in s.unmapped:
-            out.print(f"  [yellow]not mapped:[/] {shown(item)}")
+            out.print(f"  [yellow]not mapped:[/] {shown_line(item)}")
 
 
 def _counted(counts: dict[str, int], separator: str = ", ") -> str:
@@ -305,7 +306,7 @@ def audit_command(
     for failure in s.model_failures:
         out.print(f"[yellow]Model unavailable:[/] {shown(failure)} (those checks are missing, "
                   f"not failed)")
-    out.print(f"Wrote {shown(str(out_dir))}/: audit.db, findings.jsonl, audit.json, report.md, "
+    out.print(f"Wrote {shown_line(str(out_dir))}/: audit.db, findings.jsonl, audit.json, report.md, "
               f"report.html")
 
 
@@ -319,7 +320,7 @@ def report_command(
 
     summary = report(out_dir)
     r = summary.statistics.review
-    out.print(f"Wrote {shown(str(out_dir))}/: findings.jsonl, audit.json, report.md, report.html "
+    out.print(f"Wrote {shown_line(str(out_dir))}/: findings.jsonl, audit.json, report.md, report.html "
               f"({r.failures_reviewed}/{r.failures_queue} failures and "
               f"{r.passes_reviewed}/{r.passes_queue} passes reviewed).")
 
@@ -347,7 +348,8 @@ def search_command(
               + (" (the first; raise --limit for more)" if len(hits) == limit else ""))
     for hit in hits:
         where = hit.attempt_id or f"{hit.task_id} (task)"
-        out.print(f"[bold]{shown(where)}[/bold]  {shown(hit.model or '')}  {shown(hit.place)}\n"
+        out.print(f"[bold]{shown_line(where)}[/bold]  {shown_line(hit.model or '')}  "
+                  f"{shown_line(hit.place)}\n"
                   f"    {shown(hit.line)}", soft_wrap=True)
 
 

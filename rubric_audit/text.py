@@ -40,6 +40,13 @@ def console(text: str) -> str:
     return escape(visible(text))
 
 
+def console_line(text: str) -> str:
+    """Text for a console line that must stay one (an error line, a source's summary): as
+    `console`, with line breaks written as `\\n` too, so a name holding one cannot start a line
+    of its own (a second "error:" line, a summary of a source that was never read)."""
+    return console(text.replace("\n", "\\n"))
+
+
 def markdown(text: str) -> str:
     """Text for report.md, whose renderers take raw HTML and links: `visible`, then `&`, `<` and
     `>` as entities (no tag, comment or autolink of a stranger's survives: an `<img onerror>` in
