@@ -11,6 +11,7 @@ from __future__ import annotations
 
 import html
 import re
+from collections.abc import Callable
 
 REASON_LIMIT = 200
 # C0 controls but tab and line feed, DEL and C1 controls, bidi embeddings, overrides and
@@ -18,6 +19,17 @@ REASON_LIMIT = 200
 UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
                     "\u2066-\u2069\ud800-\udfff]")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
+# Private-use marks around a stranger's text inside a report document (`stranger`), and around
+# the number of one held out of our own styling while report.html styles the rest (`html_text`).
+STRANGER_OPEN, STRANGER_CLOSE, HOLD_OPEN, HOLD_CLOSE = "\ue000", "\ue001", "\ue002", "\ue003"
+STRANGER_PART = re.compile("\ue000([^\ue000\ue001]*)\ue001")
+HELD = re.compile("\ue002([0-9]+)\ue003")
+# In a stranger's text: what markdown reads as syntax anywhere (escapes, code, emphasis, links,
+# HTML and entities, table cells, strikethrough, math), "_" where it could open or close
+# emphasis (anywhere but between letters or digits), and what opens a block at the start of a
+# line (a heading, a quote, a list item: "-", "+", "1." or "1)").
+MARKDOWN_SYNTAX = re.compile(r"[\\`*\[\]<&|~$]|(?<![^\W_])_|_(?![^\W_])|^[#>+=-]")
+LIST_NUMBER = re.compile(r"^([0-9]{1,9})([.)])")
 
 
 def _escape(match: re.Match[str]) -> str:
@@ -47,17 +59,57 @@ def console_line(text: str) -> str:
     return console(text.replace("\n", "\\n"))
 
 
+def stranger(text: str) -> str:
+    """`text`, a stranger's, marked inside a report document's own markup (report/document.py
+    writes `code`, *emphasis* and **strong** of its own around names), so that each renderer
+    (`markdown`, `html_text`) shows it as written and renders only ours; marks the text itself
+    holds become escapes first."""
+    return (STRANGER_OPEN + text.replace(STRANGER_OPEN, "\\ue000").replace(STRANGER_CLOSE, "\\ue001")
+            + STRANGER_CLOSE)
+
+
+def _stranger_markdown(text: str) -> str:
+    """A stranger's text as markdown that renders as written: `visible`, each run of spaces,
+    tabs and line breaks one space (a line of its own could start a heading, a list or a link
+    definition, and a renderer shows one space anyway), and every character markdown would read
+    as syntax backslash-escaped."""
+    escaped = MARKDOWN_SYNTAX.sub(lambda found: "\\" + found.group(),
+                                  re.sub(r"[ \t\n]+", " ", visible(text)))
+    return LIST_NUMBER.sub(r"\1\\\2", escaped)
+
+
 def markdown(text: str) -> str:
-    """Text for report.md, whose renderers take raw HTML and links: `visible`, then `&`, `<` and
-    `>` as entities (no tag, comment or autolink of a stranger's survives: an `<img onerror>` in
-    a task name ran script) and every inline link or image broken at its `](` (`[x](javascript:)`
-    is shown, not followed). The report's own emphasis and code spans are left as written."""
-    return html.escape(visible(text), quote=False).replace("](", "]\\(")
+    """Text for report.md, whose renderers take raw HTML and links. A stranger's parts
+    (`stranger`) render as written (`_stranger_markdown`: an `<img onerror>` in a task name ran
+    script, a trailing backslash in a name escaped the table's next `|`, a line break in a
+    variant's name started a heading, `*x*` was emphasis). Our own parts keep their code spans
+    and emphasis, with `visible`, then `&`, `<` and `>` as entities, `|` escaped and every
+    inline link or image broken at its `](`, should a stranger's text reach them unmarked."""
+    def own(part: str) -> str:
+        return html.escape(visible(part), quote=False).replace("](", "]\\(").replace("|", "\\|")
+
+    out, at = [], 0
+    for found in STRANGER_PART.finditer(text):
+        out += [own(text[at:found.start()]), _stranger_markdown(found.group(1))]
+        at = found.end()
+    return "".join([*out, own(text[at:])])
 
 
-def html_text(text: str) -> str:
-    """Text for report.html: `visible`, then escaped for HTML text and attributes."""
-    return html.escape(visible(text))
+def html_text(text: str, style: Callable[[str], str] | None = None) -> str:
+    """Text for report.html: `visible`, then escaped for HTML text and attributes. `style`, our
+    own inline markup (applied to the escaped text), styles our parts only: a stranger's
+    (`stranger`) are held out of it and put back escaped, so `*x*` or a backtick in a name is
+    shown as written."""
+    held: list[str] = []
+
+    def hold(found: re.Match[str]) -> str:
+        held.append(found.group(1))
+        return f"{HOLD_OPEN}{len(held) - 1}{HOLD_CLOSE}"
+
+    unheld = text.replace(HOLD_OPEN, "\\ue002").replace(HOLD_CLOSE, "\\ue003")
+    escaped = html.escape(visible(STRANGER_PART.sub(hold, unheld)))
+    return HELD.sub(lambda found: html.escape(visible(held[int(found.group(1))])),
+                    style(escaped) if style else escaped)
 
 
 def one_line(text: str, limit: int = REASON_LIMIT) -> str:

@@ -14,7 +14,7 @@ from rubric_audit.report.statistics import ScoreRow
 from rubric_audit.report.summary import AuditSummary, CheckTrust
 from rubric_audit.scores import VariantScore
 from rubric_audit.stats import Interval
-from rubric_audit.text import one_line
+from rubric_audit.text import one_line, stranger
 
 
 @dataclass
@@ -85,7 +85,8 @@ def interval(i: Interval | None) -> str:
 def _scores(scores: list[VariantScore]) -> Table:
     return Table(["model", "variant", "grader", "tasks scored", "graded", "ungraded",
                   "unavailable", "pass@1", "mean criterion score"],
-                 [[s.model, s.variant, s.grader or "none", f"{s.tasks_scored}/{s.tasks}",
+                 [[stranger(s.model), stranger(s.variant), stranger(s.grader or "none"),
+                   f"{s.tasks_scored}/{s.tasks}",
                    str(s.graded_attempts), str(s.ungraded_attempts), str(s.unavailable_attempts),
                    pct(s.pass_at_1), pct(s.mean_criterion_score)] for s in scores])
 
@@ -105,8 +106,10 @@ def _measurement_sections(summary: AuditSummary) -> list[Section]:
                  "source's own metrics; they are no criteria and count in no pass@1."),
             Table(["model", "variant", "scorer", "key", "attempts", "mean as read",
                    "the source's metrics"],
-                  [[m.model, m.variant, m.scorer, m.key or "-", str(m.attempts), _number(m.mean),
-                    ", ".join(f"{name} {_number(v)}" for name, v in m.source_metrics.items())
+                  [[stranger(m.model), stranger(m.variant), stranger(m.scorer),
+                    stranger(m.key or "-"), str(m.attempts), _number(m.mean),
+                    ", ".join(f"{stranger(name)} {_number(v)}"
+                              for name, v in m.source_metrics.items())
                     or "none"] for m in summary.measurements])]))
     if summary.source_metrics:
         metrics = summary.source_metrics
@@ -117,8 +120,9 @@ def _measurement_sections(summary: AuditSummary) -> list[Section]:
                  f"(accuracy and mean; per sample over epochs first); {differ} differ."),
             Table(["variant", "scorer", "key", "metric", "the source says", "read", "samples",
                    "difference"],
-                  [[m.variant, m.scorer, m.key or "-", m.metric, _number(m.value),
-                    _number(m.computed), str(m.samples), m.difference or "none"]
+                  [[stranger(m.variant), stranger(m.scorer), stranger(m.key or "-"),
+                    stranger(m.metric), _number(m.value), _number(m.computed), str(m.samples),
+                    m.difference or "none"]
                    for m in metrics])]))
     return sections
 
@@ -150,15 +154,16 @@ def _headline(summary: AuditSummary) -> list[Block]:
                    "after review": "after review ({} tasks, without those reviewers labelled "
                                    "defective)"}
         parts = [f"{interval(s.pass_at_1)} {wording[n].format(s.tasks)}" for n, s in by.items()]
-        sentences.append(f"**{variant}** passes " + ", ".join(parts) + ".")
+        sentences.append(f"**{stranger(variant)}** passes " + ", ".join(parts) + ".")
     if split.failures:
         went = ", ".join(f"{g.replace('_', ' ')} {interval(i)}" for g, i in split.groups.items())
         review_sentences.append(
             f"Of the {split.failures} failed task outcomes (task × model, as graded by "
-            f"`{split.grader}`), the share per review label: {went} (95% Wilson intervals)"
+            f"{stranger(split.grader)}), the share per review label: {went} (95% Wilson "
+            f"intervals)"
             + (f"; {split.unreviewed_unachievable} of the unreviewed failures are on "
                f"unachievable tasks." if split.unreviewed_unachievable else "."))
-    disputed = ", ".join(summary.task_names.get(t, t) for t in summary.disputed_tasks)
+    disputed = ", ".join(stranger(summary.task_names.get(t, t)) for t in summary.disputed_tasks)
     review_sentences.append(f"Reviewers have labelled {reviewed} of the {queued} queued tasks"
                      + (f"; disputed between reviewers: {disputed}." if disputed else "."))
     colours = {"as graded": "as graded", "achievable tasks": "automatic",
@@ -196,7 +201,8 @@ def _overview(summary: AuditSummary) -> Section:
         f"{summary.ungraded} of them ungraded: no grader has graded them yet, so they are in no "
         f"score (`rubric-audit grade RUNS --judge MODEL` grades them, then audit again). "
         if summary.ungraded else "") + (
-        f"Models used by this audit: {', '.join(summary.models_used)}." if summary.models_used
+        f"Models used by this audit: {', '.join(map(stranger, summary.models_used))}."
+        if summary.models_used
         else "Ran offline: no model was called."))]
     if summary.skipped:
         blocks += [Text("Not run:"), Bullets(
@@ -204,10 +210,11 @@ def _overview(summary: AuditSummary) -> Section:
              for s in summary.skipped])]
     if summary.model_failures:
         blocks += [Text("Model calls that failed (those checks are missing, not failed):"),
-                   Bullets(summary.model_failures)]
+                   Bullets([stranger(f) for f in summary.model_failures])]
     if summary.alarms:
-        blocks += [Text("Alarms:"), Bullets(summary.alarms)]
-    return Section(f"Audit of {summary.benchmark or 'recorded runs'}", blocks)
+        blocks += [Text("Alarms:"), Bullets([stranger(a) for a in summary.alarms])]
+    return Section(f"Audit of {stranger(summary.benchmark) if summary.benchmark else 'recorded runs'}",
+                   blocks)
 
 
 OPTION_NAMES = {"as_graded": "as graded", "without_defective": "without defective",
@@ -261,7 +268,7 @@ def _score_sections(summary: AuditSummary) -> list[Section]:
             Text("Options that give the same numbers for a model share a row."),
             Table(["options", "model", "variant", "grader", "tasks", "pass@1 [95% CI]",
                    "k: pass@k / pass^k", "mean criterion score"],
-                  [[_option_label(o), *k, *c] for o, k, c in merged]),
+                  [[_option_label(o), *map(stranger, k), *c] for o, k, c in merged]),
             Plot("intervals", "pass@1 with 95% bootstrap interval, by rescoring option "
                  "(grey: as graded; blue: automatic; green: after review)", series, groups),
             Text(f"{stats.seed} is the bootstrap seed."),
@@ -270,13 +277,14 @@ def _score_sections(summary: AuditSummary) -> list[Section]:
         Section("Outcomes per task and model", [
             Table(["model", "variant", "grader", "pass", "fail", "ungraded", "unavailable",
                    "unavailable rate", "unachievable"],
-                  [[o.model, o.variant, o.grader, str(o.counts["pass"]), str(o.counts["fail"]),
+                  [[stranger(o.model), stranger(o.variant), stranger(o.grader),
+                    str(o.counts["pass"]), str(o.counts["fail"]),
                     str(o.counts["ungraded"]), str(o.counts["unavailable"]),
                     pct(o.unavailable_rate), str(o.counts["unachievable"])]
                    for o in summary.task_outcomes])]),
         Section("Gaps between models (paired over the same tasks)", [
             Table(["options", "grader", "a", "b", "tasks", "a - b in pass@1 [95% CI]"],
-                  [[_option_label(o), *k, *c] for o, k, c in gaps])
+                  [[_option_label(o), *map(stranger, k), *c] for o, k, c in gaps])
             if gaps else Text("Only one model and variant: no gap to compare.")]),
     ]
 
@@ -301,9 +309,10 @@ def _review_section(summary: AuditSummary) -> Section:
     if several:
         blocks += [Text("Agreement between reviewers (Cohen's kappa per pair, Fleiss' over the "
                         "tasks all of them labelled; tasks behind each in brackets):"),
-                   Bullets([describe(a) + (": " + "; ".join(
-                       f"{d.task} ({', '.join(f'{who} {label}' for who, label in d.labels.items())})"
-                       for d in a.disagreements) if a.disagreements else "")
+                   Bullets([stranger(describe(a)) + (": " + "; ".join(
+                       f"{stranger(d.task)} ("
+                       + ", ".join(f"{stranger(who)} {label}" for who, label in d.labels.items())
+                       + ")" for d in a.disagreements) if a.disagreements else "")
                        for a in several])]
     return Section("Review results", blocks)
 
@@ -377,15 +386,17 @@ def _tasks_section(summary: AuditSummary, findings: list[Finding], tasks: dict[s
     for task_id, name in sorted(summary.task_names.items(), key=lambda item: item[1]):
         f = top.get(task_id)
         rows.append([
-            name, ", ".join(f"{o.variant} {o.tasks.get(task_id, '-')}" for o in outcomes),
+            stranger(name),
+            ", ".join(f"{stranger(o.variant)} {o.tasks.get(task_id, '-')}" for o in outcomes),
             f"unachievable ({excluded[task_id]})" if task_id in excluded else "achievable",
-            f"{f.severity}: `{f.check}`, {one_line(readable(f.message, tasks.get(task_id)), 140)}"
+            f"{f.severity}: `{f.check}`, "
+            f"{stranger(one_line(readable(f.message, tasks.get(task_id)), 140))}"
             if f else "none",
             summary.review_labels.get(task_id, "not reviewed").replace("_", " "),
             "disputed" if task_id in summary.disputed_tasks else ""])
-    disputed = ", ".join(summary.task_names.get(t, t) for t in summary.disputed_tasks)
+    disputed = ", ".join(stranger(summary.task_names.get(t, t)) for t in summary.disputed_tasks)
     return Section("Tasks", [
-        Text(f"Each task's outcome per model as graded by `{grader}`, its worst finding and "
+        Text(f"Each task's outcome per model as graded by {stranger(grader)}, its worst finding and "
              "its review label (the reviewers' majority). "
              + (f"Disputed between reviewers: {disputed}." if disputed
                 else "No task is disputed between reviewers.")),
@@ -399,12 +410,12 @@ def _checks_sections(summary: AuditSummary) -> list[Section]:
              f"checker; {code.not_applicable} not applicable."),
         Bullets([f"not applicable, {reason}: {n}" for reason, n in
                  code.not_applicable_reasons.items()] +
-                [f"agreement with `{g.grader}`: {g.agree}/{g.checked}, {interval(g.interval)} "
+                [f"agreement with {stranger(g.grader)}: {g.agree}/{g.checked}, {interval(g.interval)} "
                  f"(Wilson)" for g in code.agreement])])]
     if summary.controls:
         sections.append(Section("Controls", [Table(
             ["grader", "control", "expectation met", "broken", "undecided"],
-            [[c.grader, c.kind, str(c.met), str(c.broken), str(c.undetermined)]
+            [[stranger(c.grader), c.kind, str(c.met), str(c.broken), str(c.undetermined)]
              for c in summary.controls])]))
     s = summary.screen
     sections.append(Section("Validity screen of tasks no model solved", [
@@ -424,7 +435,7 @@ def _checks_sections(summary: AuditSummary) -> list[Section]:
     if effort:
         sections.append(Section("Effort: fewest output tokens among passing attempts", [Table(
             ["task", "pass rate", "fewest output tokens"],
-            [[e.name, pct(e.pass_rate), f"{e.fewest_output_tokens:,}"]
+            [[stranger(e.name), pct(e.pass_rate), f"{e.fewest_output_tokens:,}"]
              for e in sorted(effort, key=lambda e: e.fewest_output_tokens or 0)])]))
     return sections
 
@@ -441,11 +452,14 @@ def _findings_section(summary: AuditSummary, findings: list[Finding], tasks: dic
                    Bullets([f"`{s.check}`: {s.describe()}" for s in summary.findings.summaries])]
     if shown:
         blocks.append(Table(["severity", "task", "review", "criterion", "check", "problem"],
-                            [[f.severity, summary.task_names.get(f.task_id or "", f.task_id or ""),
+                            [[f.severity,
+                              stranger(summary.task_names.get(f.task_id or "", f.task_id or "")),
                               summary.review_labels.get(f.task_id or "", "not reviewed"),
-                              one_line(criterion_title(tasks[f.task_id], f.criterion_id), 80)
-                              if f.task_id in tasks else f.criterion_id or "",
-                              f"`{f.check}`", readable(f.message, tasks.get(f.task_id or ""))]
+                              stranger(one_line(criterion_title(tasks[f.task_id], f.criterion_id),
+                                                80) if f.task_id in tasks
+                                       else f.criterion_id or ""),
+                              f"`{f.check}`",
+                              stranger(readable(f.message, tasks.get(f.task_id or "")))]
                              for f in shown]))
     return Section("Flagged tasks and findings", blocks)
 
@@ -453,7 +467,8 @@ def _findings_section(summary: AuditSummary, findings: list[Finding], tasks: dic
 def build_document(summary: AuditSummary, findings: list[Finding], tasks: dict[str, Task]
                    ) -> list[Section]:
     unavailable = [Section("Unavailable attempts", [Bullets(
-        [f"{_readable_attempt(u.attempt, tasks)}: {u.reason}" for u in summary.unavailable])])] \
+        [f"{stranger(_readable_attempt(u.attempt, tasks))}: {stranger(u.reason)}"
+         for u in summary.unavailable])])] \
         if summary.unavailable else []
     return [_overview(summary), *_score_sections(summary), *_measurement_sections(summary),
             _tasks_section(summary, findings, tasks),

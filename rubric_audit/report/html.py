@@ -35,11 +35,17 @@ GROUP_COLOURS = {"as graded": "#6b7280", "automatic": "#2b6cb0", "after review":
 FONT_SIZE = 10  # points, at the figure's own width: about the page's body size once placed
 
 
-def _inline(text: str) -> str:
-    """Escape text, then show `code` spans and *emphasis*."""
-    escaped = re.sub(r"`([^`]+)`", r"<code>\1</code>", html_text(text))
+def _styled(escaped: str) -> str:
+    """Our own `code` spans, **strong** and *emphasis* in escaped text, as HTML."""
+    escaped = re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped)
     escaped = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", escaped)
     return re.sub(r"(?<![\w*])\*([^*]+)\*(?![\w*])", r"<em>\1</em>", escaped)
+
+
+def _inline(text: str) -> str:
+    """A document's text as HTML: escaped, our own markup styled (a stranger's shown as
+    written)."""
+    return html_text(text, _styled)
 
 
 def _svg(plot: Plot, width: float = 8.0) -> str:

@@ -9,7 +9,7 @@ from rubric_audit.text import markdown
 
 
 def _cell(text: str) -> str:
-    return markdown(text).replace("|", "\\|").replace("\n", " ")
+    return markdown(text).replace("\n", " ")
 
 
 def render_markdown(summary: AuditSummary, findings: list[Finding], tasks: dict[str, Task]) -> str:
