@@ -23,7 +23,7 @@ from rubric_audit.agreement import describe
 from rubric_audit.errors import InputError, read_own_text
 from rubric_audit.reviews import LABEL_NAMES, disputed_tasks
 from rubric_audit.search import QueueFilter, filter_tasks, parse_filter
-from rubric_audit.text import visible
+from rubric_audit.text import one_line, visible
 from tui.data import FINDING_MARKS, QUEUE_TITLES, ReviewData, world_items
 from tui.screens.filter import FilterScreen
 from tui.screens.help import HelpScreen
@@ -33,6 +33,10 @@ from tui.widgets.task_view import TaskView
 
 LABEL_KEYS = 4  # the most labels a task takes (the failure labels)
 SEVERITY_MARK = {"error": ("●", "red"), "warning": ("▲", "yellow"), "info": ("·", "dim")}
+# A name in the queue or a toast, or a note in a toast, is one line of at most this many
+# characters (a 10,000-character task name took the queue's whole height and made a toast
+# taller than the screen, covering the app while it lasted).
+LINE_LIMIT = 100
 
 
 def default_keymap() -> Path:
@@ -155,7 +159,7 @@ class ReviewApp(App[None]):
         mark = ("!" if self.data.stale(review) else "✓") if review else \
             "»" if task_id in self.skipped else " "
         symbol, style = SEVERITY_MARK.get(self.data.severity(task_id) or "", (" ", ""))
-        row = Text.assemble(mark, " ", (symbol, style), " ", visible(self.data.tasks[task_id].name))
+        row = Text.assemble(mark, " ", (symbol, style), " ", self.named(task_id))
         if task_id in disputed:
             row.append(" ≠", "bold magenta")
         if review:
@@ -245,6 +249,11 @@ class ReviewApp(App[None]):
             self.query_one("#tasks", OptionList).highlighted = self.position
             await self.show_task()
 
+    def named(self, task_id: str) -> str:
+        """The task's name as the queue and toasts show it: one line (controls made visible
+        before the lines are joined), cut where long."""
+        return one_line(visible(self.data.tasks[task_id].name), LINE_LIMIT)
+
     def say(self, message: str, severity: SeverityLevel = "information") -> None:
         """A toast. Its text holds names and notes from strangers: shown as written, never as
         markup (a name could otherwise carry a click action) and with controls made visible."""
@@ -261,7 +270,7 @@ class ReviewApp(App[None]):
             return
         self.data.record(task_id, labels[number - 1])
         self.skipped.discard(task_id)
-        self.say(f"{self.data.tasks[task_id].name}: {LABEL_NAMES[labels[number - 1]]}")
+        self.say(f"{self.named(task_id)}: {LABEL_NAMES[labels[number - 1]]}")
         self.position = min(self.position + 1, len(self.task_ids) - 1)
         await self.refresh_all()
 
@@ -270,7 +279,7 @@ class ReviewApp(App[None]):
         if task_id is None:
             return
         self.skipped.add(task_id)
-        self.say(f"skipped {self.data.tasks[task_id].name}: it stays unlabelled")
+        self.say(f"skipped {self.named(task_id)}: it stays unlabelled")
         self.position = min(self.position + 1, len(self.task_ids) - 1)
         await self.refresh_all()
 
@@ -280,8 +289,8 @@ class ReviewApp(App[None]):
             self.say("nothing to undo")
             return
         what = f"label {LABEL_NAMES[undone.label]}" if undone.label and not undone.note \
-            else f"note “{undone.note}”"
-        self.say(f"undid the {what} on {self.data.tasks[undone.task_id].name}")
+            else f"note “{one_line(visible(undone.note), LINE_LIMIT)}”"
+        self.say(f"undid the {what} on {self.named(undone.task_id)}")
         if undone.task_id in self.task_ids:
             self.position = self.task_ids.index(undone.task_id)
         await self.refresh_all()
@@ -294,7 +303,7 @@ class ReviewApp(App[None]):
         async def save(note: str | None) -> None:
             if note:
                 self.data.record(task_id, None, note)
-                self.say(f"note saved on {self.data.tasks[task_id].name}")
+                self.say(f"note saved on {self.named(task_id)}")
                 await self.refresh_all()
 
         self.push_screen(NoteScreen(self.data.tasks[task_id].name), save)
