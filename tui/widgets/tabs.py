@@ -11,7 +11,7 @@ from textual.containers import Horizontal
 from textual.widget import Widget
 from textual.widgets import OptionList, Static
 
-from rubric_audit.text import visible
+from rubric_audit.text import one_line, visible
 from tui.document import Block, Literal
 from tui.render import finding_option, findings_keys_hint, gold_blocks, overview_blocks
 from tui.widgets.document import DocumentView
@@ -120,7 +120,8 @@ class WorldTab(EvidenceTab):
         self._items = self._world() or [("(not available)", [Text(
             "The benchmark folder is not here, so the world cannot be shown.")])]
         listing = self.query_one("#world-items", OptionList)
-        listing.add_options([Text(visible(label), no_wrap=True, overflow="ellipsis")
+        # one row each: a file name's line breaks joined (it took a row per line)
+        listing.add_options([Text(one_line(visible(label)), no_wrap=True, overflow="ellipsis")
                              for label, _ in self._items])
         listing.highlighted = 0
         self.query_one("#world", DocumentView).update(self._items[0][1])
