@@ -407,11 +407,11 @@ def test_levels_orders_of_magnitude_and_periods(criterion: str, answer: str,
     # budget or plan beside the actual: the actual is the claim
     ("States Q3 marketing spend of EUR 610k", "Q3 marketing: budget EUR 580k; actual EUR 610k.",
      "pass"),
-    # over and under a budget are directions; words beat a sign
+    # over and under a budget are directions; a sign and words that disagree decide nothing
     ("States that freight was USD 22,400 over budget",
      "Freight: USD 22,400 under budget (actual USD 301,600 vs budget USD 324,000).", "fail"),
     ("States that energy was EUR 95k under budget",
-     "Energy variance: +EUR 95k favourable (under budget).", "pass"),
+     "Energy variance: +EUR 95k favourable (under budget).", "not_applicable"),  # sign vs words
     ("States that option B costs $14,000 more than option A",
      "Option B saves $14,000 against option A.", "fail"),
     # a cause the criterion also asks for is not checked by numbers
@@ -440,4 +440,33 @@ def test_per_bases_plans_budget_directions_causes_and_bars(criterion: str, answe
 ])
 def test_unreadable_numbers_bases_before_values_and_comparisons(criterion: str, answer: str,
                                                                 expected: str) -> None:
+    assert verdict(criterion, answer) == expected
+
+
+@pytest.mark.parametrize(("criterion", "answer", "expected"), [
+    # markdown emphasis is presentation: "from **X**" is still from X, and the end value decides
+    ("States that claims reserves at year end were GBP 212m", "Reserves rose from **GBP 212m** "
+     "at the start of the year to **GBP 236m** at year end.", "fail"),
+    ("States a churn rate of 3.4%", "Customers lost 41 over average base 1,206: churn **3.4%**.",
+     "pass"),
+    # a value the answer rejects is not its claim
+    ("States that uptime in June was 99.2%", "Uptime was not 99.2% as the status page shows; "
+     "counting the maintenance window it is 98.7%.", "fail"),
+    # an en dash before a number in a table is a minus
+    ("States that footfall fell by 6.2%", "| Store | 2023 | 2024 | Change |\n|---|---|---|---|\n"
+     "| Leeds | 1.30m | 1.22m | –6.2% |", "pass"),
+    # a sign and the sentence's words that disagree leave the direction unsaid
+    ("States that Q2 revenue declined by 9%", "Q2 revenue was $4.1m, +9% on Q1, after the "
+     "summer product drop.", "not_applicable"),
+    # a variance against a plan is a change, as the answer's shortfall is
+    ("States that output was 1,450 t below plan", "Output: 18,550 t against a plan of 20,000 t,"
+     " a shortfall of 1,450 t.", "pass"),
+    ("States that output was 1,450 t below plan", "Output: 18,550 t against a plan of 20,000 t,"
+     " an overrun of 1,450 t.", "fail"),
+    # a superlative the criterion also claims is not checked by numbers
+    ("States that Hall B is the largest venue at 4,200 seats", "Hall B seats 4,200; Hall A "
+     "seats 5,100.", "not_applicable"),
+])
+def test_emphasis_rejections_dashes_conflicts_variances_and_superlatives(
+        criterion: str, answer: str, expected: str) -> None:
     assert verdict(criterion, answer) == expected

@@ -46,7 +46,7 @@ PRONOUN_START = re.compile(r"[\s*\-#>]*(?:he|she|his|her|its|their|they)\b", re.
 
 COMPARISON = re.compile(r"\b(?:from|previously|prior(?:\s+year)?|versus|vs\.?|compared\s+"
                         r"(?:to|with)|against|relative\s+to|up\s+from|down\s+from|instead\s+of|"
-                        r"rather\s+than|original(?:ly)?(?:\s+\w+){0,3}|was\s+previously|"
+                        r"rather\s+than|original(?:ly)?(?:\s+\w+){0,3}|was\s+previously|not|"
                         r"(?:versus|vs\.?|against|compared\s+(?:to|with))\s+(?:an?\s+|the\s+)?"
                         r"(?:[\w-]+\s+){1,3}(?:of|at))"
                         r"\s*(?:an?\s+|the\s+)?[$€£¥]?\s?$", re.I)
@@ -61,6 +61,9 @@ OFFSET = re.compile(rf"(?:/[A-Za-z]+)?\s*{_OFFSET_WORDS}\s+(?:(?:the|its|a|an|ou
 OFFSET_FROM = re.compile(rf"\d\S*\s*{_OFFSET_WORDS}\s+(?:(?:the|its|a|an|our|their)\s+"
                          rf"(?:[\w-]+\s+){{0,3}}?)?(?:(?:US|A|C)?[$€£¥]\s?|(?:USD|EUR|GBP|NOK|"
                          rf"SEK|CHF)\s?)?$", re.I)
+VARIANCE_BEFORE = re.compile(r"\b(?:overrun|overspend|underspend|variance|shortfall|excess|"
+                             r"headwind|tailwind)\s+(?:of\s+)?(?:about\s+)?[$€£¥]?\s?$",
+                             re.I)
 REFUSAL = re.compile(
     r"\b(?:I\s+(?:cannot|can't|can\s+not|am\s+unable|'m\s+unable|was\s+unable|could\s+not|"
     r"couldn't|do\s+not\s+have|don't\s+have|did\s+not\s+find|didn't\s+find)|unable\s+to\s+"
@@ -166,8 +169,19 @@ class Reading:
         return _qualify(self.text, self.quantities, self.headers, self.bounds)
 
 
+EMPHASIS = re.compile(r"\*\*|__|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|`")
+
+
+def plain_text(text: str) -> str:
+    """`text` with markdown emphasis and code marks blanked, each by as many spaces, so "from
+    **£1,300m**" reads as "from £1,300m" and every position still points into the original."""
+    return EMPHASIS.sub(lambda m: " " * len(m.group(0)), text)
+
+
 @functools.lru_cache(maxsize=1024)
-def read_answer(answer: str) -> Reading:
+def read_answer(written: str) -> Reading:
+    """The answer read once (`Reading`), markdown emphasis blanked first (`plain_text`)."""
+    answer = plain_text(written)
     bounds = [0] + [m.end() for m in SEGMENT_END.finditer(answer)] + [len(answer) + 1]
     line_labels = _line_labels(answer)
     pieces = [answer[a:b] for a, b in itertools.pairwise(bounds)]
@@ -208,6 +222,7 @@ def read_answer(answer: str) -> Reading:
         bounds=tuple(bounds), references=references,
         changes=frozenset(i for i, q in enumerate(quantities)
                           if re.search(r"\bby\s*$", answer[max(0, q.start - 8):q.start])
+                          or VARIANCE_BEFORE.search(answer, max(0, q.start - 30), q.start)
                           or OFFSET.match(answer, q.end)),
         ranges=tuple(find_ranges(answer, list(quantities))),
         thresholds=tuple(q for q in find_quantities(answer, thresholds=True)

@@ -212,7 +212,7 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
                   and (role == "change" or i not in reading.changes)
                   and comparable(q, target) and not _is_context(q, context, target)]
     planned = [i for i in candidates
-               if PLANNED.search(answer, max(0, pool[i].start - 40), pool[i].start)]
+               if PLANNED.search(reading.text, max(0, pool[i].start - 40), pool[i].start)]
     if planned and len(planned) < len(candidates) and not subject & PLAN_WORDS:
         candidates = [i for i in candidates if i not in planned]  # the actual, not the budget
     if reading.revised_at >= 0:  # a self-correction's values replace those it corrects

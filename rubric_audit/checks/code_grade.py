@@ -120,7 +120,8 @@ def _polar_check(claim: Claim, n: int, answer: str) -> TargetCheck:
         return check
     headers = dict(zip(map(id, read_answer(answer).quantities), read_answer(answer).headers,
                        strict=True))
-    ways = [(q, meets(polarity, q, answer, headers.get(id(q), ""))) for q in check.matched]
+    text = read_answer(answer).text
+    ways = [(q, meets(polarity, q, text, headers.get(id(q), ""))) for q in check.matched]
     against = [q for q, way in ways if way is False]
     if against:
         return replace(check, matched=[], missed=against, outcome="fail")

@@ -32,7 +32,7 @@ from rubric_audit.checks.numbers import (
     per_of,
     value_in_terms_of,
 )
-from rubric_audit.checks.polarity import Polarity, criterion_polarity
+from rubric_audit.checks.polarity import OFFSET_AFTER, Polarity, criterion_polarity
 from rubric_audit.checks.text import content_tokens
 
 WORD_DIGITS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
@@ -90,6 +90,8 @@ OUTPERFORM = re.compile(r"\b(?:out|under)perform(?:s|ed|ing)?\b|\b(?:beat|beats|
 CITATION = re.compile(r"^\s*(?:cites?|references?|quotes?|points?\s+to|attributes?)\b|"
                       r"\bas\s+the\s+(?:source|basis|authority|reference)\b", re.I)
 QUALITATIVE_PART = re.compile(
+    r"\b(?:is|was|are|were|as)\s+the\s+(?:[\w-]+\s+)?(?:tallest|largest|highest|lowest|biggest|"
+    r"smallest|fastest|slowest|longest|shortest|best|worst|first|only|top|most|least)\b|"
     r"\band\s+(?:attributes?|explains?|identifies|notes?|recommends?|names?|describes?|cites?|"
     r"links?|ties?|traces?|justifies|assesses)\b|\b(?:attribut(?:es|ing)|because|due\s+to|driven\s+by|"
     r"owing\s+to|as\s+a\s+result\s+of|caused\s+by)\b", re.I)
@@ -194,6 +196,8 @@ def _targets_and_conditions(body: str) -> tuple[list[Quantity], list[Quantity]]:
                                                                       q.start)]
     bars = [q for q in found if BAR_BEFORE.search(body, max(0, q.start - 60), q.start)
             and BAR_AFTER.match(body, q.end)]
+    named = [q for q in found if q.noun and re.match(r"-[a-z]", body[q.end:q.end + 2])]
+    found = [q for q in found if q not in named]  # "the 10-working-day SLA" names a window
     if bars and all(q in bars or q in windows for q in found):
         return [], found  # every value is a bar: the claim is whether it is met, not a number
     claims = [q for q in found if q not in windows and q not in bars] or found
@@ -366,7 +370,8 @@ def read_claim(criterion: str, prompt: str) -> Claim:
         targets=tuple(targets),
         tolerances=tuple(_range_tolerance(body, t, targets)
                          or tolerance_for(t, tolerance_text, prompt) for t in targets),
-        subjects=tuple(subjects), qualifiers=tuple(_qualifiers(body, t) for t in targets),
+        subjects=tuple(subjects),
+        qualifiers=tuple(_qualifiers(body, t) - _reference_terms(body, t) for t in targets),
         mentioned=frozenset(key for key, _, _ in terms(body) if is_qualifier(key)),
         names=names_in(body), context=context,
         not_numeric=not_numeric_reason(body, prompt),
@@ -379,6 +384,15 @@ def read_claim(criterion: str, prompt: str) -> Claim:
 
 PER_BEFORE = re.compile(r"\bper\s+[A-Za-z][\w-]*(?:\s+[a-z][\w-]*)?\s+(?:of|was|is|at|were|=|:)\s*"
                         r"(?:about\s+|approximately\s+|around\s+)?$", re.I)
+
+
+def _reference_terms(body: str, target: Quantity) -> frozenset[str]:
+    """The terms naming what a variance is measured from ("below plan"): its reference, not a
+    qualifier that says which value it is."""
+    if not OFFSET_AFTER.match(body, target.end):
+        return frozenset()
+    after = re.split(r"[,;.(]", body[target.end:target.end + 80], maxsplit=1)[0]
+    return frozenset(key for key, _, _ in terms(after)) - {"#"}
 
 
 def _with_basis(body: str, target: Quantity) -> Quantity:
@@ -398,6 +412,8 @@ def _role(body: str, target: Quantity) -> Role:
     if COMPARISON.search(body, max(0, target.start - 40), target.start):
         return "compared"
     polarity = criterion_polarity(body, target)
+    if OFFSET_AFTER.match(body, target.end):  # "USD 1.42m over plan": a variance
+        return "change"
     return "change" if polarity is not None and polarity.change else "level"
 
 

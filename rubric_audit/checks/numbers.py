@@ -43,9 +43,9 @@ MAX_READ_CHARS = 256 * 1024
 a deliverable graded value by value, and each pass over it costs seconds: every check that would
 read it abstains instead, and `input_text_too_long_to_read` says which text and why."""
 
-THRESHOLD = re.compile(r"(?:more|less|greater|fewer|higher|lower)\s+than\s*$|(?:above|below|over|"
-                       r"under|exceeding|at\s+least|at\s+most|up\s+to|minimum\s+of|maximum\s+of|"
-                       r"[<>≤≥]=?)\s*$", re.I)
+THRESHOLD = re.compile(r"\b(?:more|less|greater|fewer|higher|lower)\s+than\s*$|(?:\b(?:above|below|"
+                       r"over|under|exceeding|at\s+least|at\s+most|up\s+to|minimum\s+of|maximum\s+of)|"
+                       r"[<>≤≥]=?)\s*$", re.I)  # "turnover 12.7%" is no threshold
 THRESHOLD_AFTER = re.compile(r"\s*(?:\+(?![\d$€£¥])|or\s+(?:more|fewer|less|greater|higher|lower|"
                              r"above|below|over|under)\b)", re.I)
 REFERENCE = re.compile(r"(?:clause|section|article|note|schedule|paragraph|item|page|§|"
@@ -99,7 +99,7 @@ IDENTIFIER = re.compile(
 QUANTITY = re.compile(
     rf"""
     (?<![\w.,%)])
-    (?P<sign>(?:[-−]|(?i:negative|minus)\s)(?=\s?(?:[$€£¥]|\d|(?:{_CODES})\b)))?
+    (?P<sign>(?:[-−]|(?i:negative|minus)\s)(?=\s?(?:[$€£¥]|\d|(?:{_CODES})\b))|–(?=[$€£¥\d]))?
     (?:(?P<cur_sym>(?:US|A|C|NZ|HK|S|R)?\$|[€£¥])|(?P<cur_pre>(?:{_CODES}))\s?)?
     (?P<sign2>[-−])?
     (?P<num>(?>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+))
@@ -128,7 +128,7 @@ PER_UNIT = re.compile(rf"\s?(?:/\s?|per\s+)((?:\d[\d,]*\s+)?[A-Za-z][A-Za-z-]*"
                       r"(?:\s?(?:/\s?|per\s+)([A-Za-z]+))?", re.I)
 PERIODS = frozenset(("day", "week", "month", "year", "quarter", "hour", "night", "annum", "yr",
                      "mo"))
-RANGE_JOIN = re.compile(r"^\s*(?:-|–|—|to|and)\s*$", re.I)
+RANGE_JOIN = re.compile(r"^[ \t]*(?:-|–|—|to|and)[ \t]*$", re.I)  # a line's list dash joins nothing
 NOUN = re.compile(r"^\)?[\s-]?([A-Za-z]{2,})(?:[\s-]([A-Za-z]{2,}))?")
 QUALIFIERS = frozenset(("business", "calendar", "working", "consecutive", "full", "additional",
                         "new", "total", "net", "gross", "separate", "distinct"))
@@ -273,7 +273,9 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
     return Quantity(value=-value if negative else value, dimension=dimension, currency=currency,
                     scale=factor, decimals=_decimals(num), text=match.group(0).strip(),
                     start=match.start(), end=match.end(), noun=noun,
-                    per=per_of(after), points=points)
+                    per=per_of(after) or (per_of(after[len(unit_of.group(0)):])
+                                          if (unit_of := MEASURE_AFTER.match(after)) else None),
+                    points=points)
 
 
 def _per_count(per: str) -> float:
@@ -438,9 +440,10 @@ def _range_gap(text: str, a: Quantity, b: Quantity) -> bool:
     if b.start - a.end > 12 or (a.dimension == b.dimension and a.scale != b.scale
                                 and a.dimension == "percent"):
         return False
-    if re.search(r"\b(?:from|by)\s*$", text[max(0, a.start - 12):a.start], re.I) \
+    if re.search(r"\b(?:from|by|rose|fell|grew|increased|decreased|declined|dropped|up|down|"
+                 r"climbed|jumped|gained|lost)\s*$", text[max(0, a.start - 14):a.start], re.I) \
             and "to" in text[a.end:b.start].lower():
-        return False
+        return False  # "rose 2.5 points to 54.5%": a change, then the level it reached
     between = text[a.end:b.start]
     if not RANGE_JOIN.match(between):
         return False
@@ -452,7 +455,7 @@ def find_ranges(text: str, quantities: list[Quantity]) -> list[tuple[Quantity, Q
     """Pairs written as a range: 'A-B', 'A to B', 'between A and B'."""
     pairs = []
     for a, b in itertools.pairwise(quantities):
-        if not a.compatible(b) or not _range_gap(text, a, b):
+        if not a.compatible(b) or a.other_points(b) or not _range_gap(text, a, b):
             continue
         pairs.append((a, b) if a.value <= b.value else (b, a))
     return pairs

@@ -24,34 +24,41 @@ _CHANGE_UP = (r"rose|rise[sn]?|rising|increase[sd]?|increasing|grew|grow(?:s|n|i
 _CHANGE_DOWN = (r"fell|fall(?:s|en|ing)?|decrease[sd]?|decreasing|decline[sd]?|declining|"
                 r"drop(?:ped|s)?|down|dipped|shr[au]nk|shrinks?|reduced|reduction|"
                 r"contracted|slipped|slid|narrowed")
-_STATE_UP = r"surplus|profit|gain|owed|owing|recouped|in\s+credit|extra|additional"
+_STATE_UP = (r"surplus|profit|gain|owed|owing|recouped|in\s+credit|extra|additional|tailwind|"
+             r"in\s+our\s+favou?r|overrun|overspend|overage|excess")
 _STATE_DOWN = (r"loss(?:es)?|deficit|shortfall|short\s+of|unrecouped|overdrawn|savings?|saves?|"
-               r"saved|saving")
+               r"saved|saving|headwind|drag|underspend")
 _REFERENCE = (r"(?=\s+(?:\w+\s+){0,5}?(?:budget|target|plan|forecast|baseline|guidance|benchmark|"
               r"cap|limit|threshold|average|median|consensus|estimate|prior|previous|last|"
               r"covenant|ceiling|floor|minimum|maximum)\b)")
 _NOT_A_CHANGE = r"(?!\s+(?:rates?|ratios?|risks?|prevention|counts?|lines?|season|protection))"
+_CELL_END = r"(?=\s*(?:\||$|[.;,)]))"  # "| (38,600) over |": over what its row is a variance of
 CHANGE_BEFORE = re.compile(rf"(?<![-\w])(?:(?P<up>{_CHANGE_UP})|(?P<down>{_CHANGE_DOWN}))\b(?!-)"
                            rf"{_NOT_A_CHANGE}", re.I)  # a write-down or step-up is a noun
 STATE_BEFORE = re.compile(rf"(?<!\bon\s)(?<!\bfor\s)(?<!\bfrom\s)(?<!\bof\s)"
                           rf"\b(?:(?P<up>{_STATE_UP})|(?P<down>{_STATE_DOWN}))"
                           r"\s*(?:(?:of|by|was|is|were|at|stood\s+at|came\s+to|:)\s*)*$", re.I)
 AFTER = re.compile(
+    rf"(?:\s?[µ°/³²·A-Za-z]{{1,4}}(?=\s+(?:over|under|above|below|ahead|behind)\b))?"
     rf"[\s*)]{{0,3}}(?:(?:(?!of\b|in\b|on\b|to\b|for\b|from\b)[a-z]+\s+)?"
     rf"(?:(?P<cup>{_CHANGE_UP}|higher|more)|(?P<cdown>{_CHANGE_DOWN}|lower|cut|less|fewer|cheaper))"
     rf"{_NOT_A_CHANGE}"
-    rf"|(?:in\s+)?(?P<up>{_STATE_UP}|ahead|(?:above|over){_REFERENCE})"
-    rf"|(?:in\s+)?(?P<down>{_STATE_DOWN}|short|behind|(?:below|under){_REFERENCE}))\b", re.I)
+    rf"|(?:in\s+)?(?P<up>{_STATE_UP}|ahead|(?:above|over)(?:{_REFERENCE}|{_CELL_END}))"
+    rf"|(?:in\s+)?(?P<down>{_STATE_DOWN}|short|behind|(?:below|under)(?:{_REFERENCE}|{_CELL_END})))\b",
+    re.I)
 STATE_WORD = re.compile(rf"(?<!\bon\s)(?<!\bfor\s)(?<!\bfrom\s)(?<!\bof\s)"
                         rf"\b(?:(?P<up>{_STATE_UP})|(?P<down>{_STATE_DOWN}))\b", re.I)
 BUDGET_STATE = re.compile(rf"\b(?:(?P<up>above|over|ahead\s+of)|(?P<down>below|under|behind))"
                           rf"{_REFERENCE}", re.I)
+_UNIT_TOKEN = r"(?:\s?[A-Za-zµ°/³²·]{1,8}(?=\s))?"  # "3,200 m³ below plan": the unit between
+OFFSET_AFTER = re.compile(rf"{_UNIT_TOKEN}\s+(?:over|under|above|below|ahead\s+of|behind){_REFERENCE}",
+                          re.I)
 CLAUSE_START = re.compile(r"[,;:()\[\]\n|]|\s[-–—]\s|\b(?:and|but|while|whereas|vs\.?|versus)\b",
                           re.I)
 WORDS_BEFORE = 3  # change words read this many words before a value
 SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
-CHANGE_HEADER = re.compile(r"\b(?:change|chg|delta|variance|var|movement|diff(?:erence)?)\b|Δ|±",
-                           re.I)
+CHANGE_HEADER = re.compile(r"\b(?:change|chg|delta|movement|diff(?:erence)?)\b|Δ|±", re.I)
+# (not "variance": whether its sign is budget less actual or actual less budget varies)
 DURATION_NOUNS = frozenset(("day", "week", "month", "year", "hour", "minute", "quarter"))
 
 
@@ -102,8 +109,8 @@ def _worded(text: str, q: Quantity) -> tuple[Direction, bool] | None:
 
 def criterion_polarity(body: str, target: Quantity) -> Polarity | None:
     """The direction a criterion's words give its target, if any (a duration has none)."""
-    if target.noun in DURATION_NOUNS:
-        return None
+    if target.noun in DURATION_NOUNS and body[target.end:target.end + 1] == "-":
+        return None  # "12-month retention": a duration naming what is measured
     worded = _worded(body, target)
     if worded is None:
         return None
@@ -127,20 +134,18 @@ def answer_direction(text: str, q: Quantity, header: str = "") -> Direction | No
     """The direction an answer's value says: its sign, the words beside it, a sign in a change
     column (`header`), else the one direction its sentence speaks of (None where it says none,
     or both)."""
-    if q.value < 0:
-        return "down"
     worded = _worded(text, q)
+    if q.value < 0:  # "(38,600) over" in a variance column: the sign and the word disagree
+        return "down" if worded is None or worded[0] == "down" else None
     if worded is not None:
         return worded[0]
     sentence, at = _sentence(text, q)
     said = {_direction(m) for m in CHANGE_BEFORE.finditer(sentence)}
     said |= {_direction(m) for m in STATE_WORD.finditer(sentence, 0, at)}
     said |= {_direction(m) for m in BUDGET_STATE.finditer(sentence)}
-    if len(said) == 1:
-        return said.pop()
-    if not said and (text[max(0, q.start - 1):q.start] == "+" or CHANGE_HEADER.search(header)):
-        return "up"  # a sign says less than words: "+EUR 184k favourable (under budget)"
-    return None
+    if text[max(0, q.start - 1):q.start] == "+" or (not said and CHANGE_HEADER.search(header)):
+        said.add("up")  # a sign and the sentence's words that disagree leave it unsaid
+    return said.pop() if len(said) == 1 else None
 
 
 def meets(polarity: Polarity, q: Quantity, text: str, header: str = "") -> bool | None:
