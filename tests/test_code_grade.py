@@ -470,3 +470,21 @@ def test_unreadable_numbers_bases_before_values_and_comparisons(criterion: str, 
 def test_emphasis_rejections_dashes_conflicts_variances_and_superlatives(
         criterion: str, answer: str, expected: str) -> None:
     assert verdict(criterion, answer) == expected
+
+
+@pytest.mark.parametrize(("criterion", "answer", "expected"), [
+    # the verb a "by X" hangs on gives its direction, however far before it stands
+    ("States that the new rota increases weekly overtime by 46 hours",
+     "The new rota cuts weekly overtime across both depots by 46 hours.", "fail"),
+    ("States that the new rota increases weekly overtime by 46 hours",
+     "The new rota raises weekly overtime across both depots by 46 hours.", "pass"),
+    ("States that queue time shortened by 1.5 hours", "Queue time lengthened by 1.5 hours.",
+     "fail"),
+    # funds raised are no rise; "on reflection" revises
+    ("States that the appeal raised $42,300", "| Appeal | Income |\n|---|---|\n| Spring | "
+     "$42,300 |", "pass"),
+    ("States a payback of 3.1 years", "Payback is 3.1 years on list price. On reflection the "
+     "brief asks for net price, on which payback is 3.6 years.", "fail"),
+])
+def test_governing_verbs_and_reflections(criterion: str, answer: str, expected: str) -> None:
+    assert verdict(criterion, answer) == expected

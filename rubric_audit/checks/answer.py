@@ -73,7 +73,9 @@ REFUSAL = re.compile(
 REVISION = re.compile(
     r"\b(?:correction|corrected|correcting|revised|revision|update[ds]?|on\s+reflection|"
     r"re-?checking|scratch\s+that|I\s+(?:mis(?:read|calculated|stated|computed)|made\s+an\s+error)|"
-    r"the\s+correct\s+(?:figure|value|number|total|answer)\s+is)\b\s*[:*,\-–—]", re.I)
+    r"the\s+correct\s+(?:figure|value|number|total|answer)\s+is)\b\s*[:*,\-–—]|"
+    r"\bon\s+reflection\b|\bwhich\s+I(?:'ll|\s+will)\s+use\b|;\s*I\s+(?:use|will\s+use|'ll\s+use)\b",
+    re.I)
 SAVED_FILE = re.compile(r"\b(?:saved|created|attached|uploaded|written|exported|updated|"
                         r"added|built|populated|filled|wrote|edited)\b"
                         r"[^.\n]{0,80}?\.(?:xlsx|xlsm|docx|pptx|pdf|csv)\b", re.I)

@@ -20,10 +20,11 @@ from rubric_audit.checks.numbers import Quantity
 Direction = Literal["up", "down"]
 
 _CHANGE_UP = (r"rose|rise[sn]?|rising|increase[sd]?|increasing|grew|grow(?:s|n|ing)?|growth|"
-              r"gain(?:ed|ing)?|up|climb(?:ed|s)?|jump(?:ed|s)?|surged?|widened")
+              r"gain(?:ed|ing)?|up|climb(?:ed|s)?|jump(?:ed|s)?|surged?|widened|lengthen(?:ed|s)?|"
+              r"extended")
 _CHANGE_DOWN = (r"fell|fall(?:s|en|ing)?|decrease[sd]?|decreasing|decline[sd]?|declining|"
-                r"drop(?:ped|s)?|down|dipped|shr[au]nk|shrinks?|reduced|reduction|"
-                r"contracted|slipped|slid|narrowed")
+                r"drop(?:ped|s)?|down|dipped|shr[au]nk|shrinks?|reduced|reduces|reduction|"
+                r"contracted|slipped|slid|narrowed|shorten(?:ed|s)?|cuts")
 _STATE_UP = (r"surplus|profit|gain|owed|owing|recouped|in\s+credit|extra|additional|tailwind|"
              r"in\s+our\s+favou?r|overrun|overspend|overage|excess")
 _STATE_DOWN = (r"loss(?:es)?|deficit|shortfall|short\s+of|unrecouped|overdrawn|savings?|saves?|"
@@ -32,6 +33,8 @@ _REFERENCE = (r"(?=\s+(?:\w+\s+){0,5}?(?:budget|target|plan|forecast|baseline|gu
               r"cap|limit|threshold|average|median|consensus|estimate|prior|previous|last|"
               r"covenant|ceiling|floor|minimum|maximum)\b)")
 _NOT_A_CHANGE = r"(?!\s+(?:rates?|ratios?|risks?|prevention|counts?|lines?|season|protection))"
+GOVERNING = re.compile(rf"(?<![-\w])(?:(?P<up>{_CHANGE_UP}|raise[sd]?|raising|boost(?:s|ed)?)|"
+                       rf"(?P<down>{_CHANGE_DOWN}|lower(?:s|ed)?))\b(?!-){_NOT_A_CHANGE}", re.I)
 _CELL_END = r"(?=\s*(?:\||$|[.;,)]))"  # "| (38,600) over |": over what its row is a variance of
 CHANGE_BEFORE = re.compile(rf"(?<![-\w])(?:(?P<up>{_CHANGE_UP})|(?P<down>{_CHANGE_DOWN}))\b(?!-)"
                            rf"{_NOT_A_CHANGE}", re.I)  # a write-down or step-up is a noun
@@ -94,7 +97,9 @@ def _worded(text: str, q: Quantity) -> tuple[Direction, bool] | None:
     word among the few before it or right after it, else a state word before or after it."""
     before = _clause_before(text, q.start)
     after = AFTER.match(text, q.end, q.end + 60)
-    changes = list(CHANGE_BEFORE.finditer(_last_words(before, WORDS_BEFORE)))
+    governed = re.search(r"\bby\s*\W*$", before)  # "raises annual cost by X": the verb governs X
+    changes = list((GOVERNING if governed else CHANGE_BEFORE).finditer(
+        before if governed else _last_words(before, WORDS_BEFORE)))
     if changes:
         return _direction(changes[-1]), True
     if after and (after.group("cup") or after.group("cdown")):
