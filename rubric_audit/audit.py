@@ -40,9 +40,11 @@ from rubric_audit.errors import InputError
 from rubric_audit.inputs import inputs_fingerprint
 from rubric_audit.judge import load_template
 from rubric_audit.llm import (
+    CALL_TIMEOUT,
     ModelConfig,
     ModelUnavailable,
     ResponseCache,
+    StructuredMode,
     check_models,
     default_cache_path,
 )
@@ -294,6 +296,19 @@ class AuditOptions(BaseModel):
     concurrency: int = Field(8, ge=1)
     unavailable_threshold: float = Field(0.5, ge=0, le=1)
     cache: Path | None = None
+    judge_mode: StructuredMode | None = None  # None: the strictest the judge applies
+    max_output_tokens: int | None = Field(None, ge=1)
+    call_timeout: float = Field(CALL_TIMEOUT, gt=0)
+
+    def models(self) -> dict[str, ModelConfig]:
+        """The models given, by the option that names them (all give structured replies)."""
+        return {option: ModelConfig(model=model, api_base=self.api_base,
+                                    max_output_tokens=self.max_output_tokens,
+                                    timeout=self.call_timeout,
+                                    structured_mode=self.judge_mode if option == "--judge"
+                                    else None)
+                for option, model in (("--judge", self.judge), ("--lint-model", self.lint_model),
+                                      ("--near-miss-model", self.near_miss_model)) if model}
 
 
 class SkippedStep(BaseModel):
@@ -380,30 +395,33 @@ def run_lints(store: AuditStore, bench: Benchmark, worlds: dict[str, WorldConten
 
 
 async def run_model_steps(store: AuditStore, bench: Benchmark,
-                          worlds: dict[str, WorldContents], options: AuditOptions) -> list[str]:
+                          worlds: dict[str, WorldContents], options: AuditOptions,
+                          models: dict[str, ModelConfig] | None = None) -> list[str]:
     """Controls graded in code and (if given) by the judge; model lints; model near misses.
+    `models`: the checked configs by option (`check_models`), else `options.models()`.
 
     Returns the provider failures met (their checks are missing, not failed).
     """
+    models = models if models is not None else options.models()
     uses_models = options.judge or options.lint_model or options.near_miss_model
     cache = ResponseCache(options.cache or default_cache_path()) if uses_models else None
     tasks = {t.id: t for t in bench.tasks}
     controls = [c for task in bench.tasks for c in make_controls(task)]
     failures: list[str] = []
     if options.near_miss_model:
-        written, missed = await model_controls(_config(options.near_miss_model, options),
+        written, missed = await model_controls(models["--near-miss-model"],
                                                bench.tasks, cache)
         controls += written
         failures += missed
     judged: list[ControlGrade] = []
     if options.judge:
         judged, missed = await judge_controls(
-            _config(options.judge, options), load_template(options.judge_template), tasks,
+            models["--judge"], load_template(options.judge_template), tasks,
             controls, cache, options.repeats, options.concurrency)
         failures += missed
     model_findings: list[Finding] = []
     if options.lint_model and bench.root:
-        config = _config(options.lint_model, options)
+        config = models["--lint-model"]
         worldless = {t.id for t in without_world_files(bench)}
         for task in (t for t in bench.tasks if t.id not in worldless):
             for check in MODEL_CHECKS:
@@ -421,10 +439,6 @@ async def run_model_steps(store: AuditStore, bench: Benchmark,
             store.replace_findings(MODEL_LINTS_STAGE, model_findings)
         store.replace_findings(CONTROLS_STAGE, list(calibrate(_control_findings(tasks, store))))
     return failures
-
-
-def _config(model: str, options: AuditOptions) -> ModelConfig:
-    return ModelConfig(model=model, api_base=options.api_base)
 
 
 def _control_findings(tasks: dict[str, Task], store: AuditStore) -> list[Finding]:
@@ -505,9 +519,8 @@ def _audit(bench: Benchmark | None, paths: list[Path], out: Path, options: Audit
            inputs: str | None, regold: Pending[Regold] | None) -> AuditResult:
     runs = load_sources(paths) if paths else RecordedRuns()
     worlds = load_worlds(bench) if bench is not None else {}
-    check_models({option: _config(model, options) for option, model in (
-        ("--judge", options.judge), ("--lint-model", options.lint_model),
-        ("--near-miss-model", options.near_miss_model)) if model})
+    given = options.models()
+    models = check_models(given, structured=set(given))
     with _output_folder(out) as folder, AuditStore(folder / DB_NAME) as store:
         with store.transaction():  # one commit: a failure leaves the previous audit as it was
             imported, _ = import_into(store, runs, bench)
@@ -516,7 +529,7 @@ def _audit(bench: Benchmark | None, paths: list[Path], out: Path, options: Audit
                                          worlds=[])
             run_lints(store, audited, worlds, regold)
             check_provenance(store)  # reads the workbooks recomputed by run_lints
-            failures = anyio.run(run_model_steps, store, audited, worlds, options)
+            failures = anyio.run(run_model_steps, store, audited, worlds, options, models)
             store.set_meta("audit", {
                 "unavailable_threshold": options.unavailable_threshold,
                 "skipped": [s.model_dump() for s in skipped_steps(

@@ -5,9 +5,10 @@ from __future__ import annotations
 import functools
 import os
 import sys
+import time
 from collections.abc import Callable
 from pathlib import Path
-from typing import TYPE_CHECKING, Annotated, ParamSpec, TypeVar
+from typing import TYPE_CHECKING, Annotated, Literal, ParamSpec, TypeVar
 
 import click
 import typer
@@ -44,6 +45,19 @@ MAX_SEED = 2**32 - 1
 
 BenchArg = Annotated[Path, typer.Argument(
     help="Benchmark directory: an APEX dataset or an Archipelago task package.")]
+JudgeMode = Literal["auto", "json-schema", "json-object-schema", "tools", "json"]
+JudgeModeOption = Annotated[JudgeMode, typer.Option(
+    "--judge-mode",
+    help="How the judge is asked for structured replies: auto (the strictest the provider "
+         "applies, by litellm's data or a probe at the check), json-schema, json-object-schema "
+         "(llama.cpp's schema-constrained JSON object), tools, or json (prompted).")]
+MaxOutputOption = Annotated[int | None, typer.Option(
+    "--max-output-tokens", min=1, max=1_000_000,
+    help="Output cap of each model call (default 1024 for structured replies, 4096 for an "
+         "agent's step); a reply cut there is unscored, never waited on.")]
+CallTimeoutOption = Annotated[float, typer.Option(
+    "--call-timeout", min=1, max=86_400,
+    help="Seconds a model request may take before it is cut (retried like a lost connection).")]
 
 
 class _Options:
@@ -53,8 +67,11 @@ class _Options:
 @app.callback()
 def _global_options(debug: Annotated[bool, typer.Option(
         "--debug", envvar="RUBRIC_AUDIT_DEBUG",
-        help="Show the traceback of an internal error instead of one line.")] = False) -> None:
+        help="Show the traceback of an internal error instead of one line, and the log lines "
+             "of the libraries (litellm) on stderr too.")] = False) -> None:
     _Options.debug = debug
+    if debug:  # read by rubric_audit.llm when it sets up litellm's logging
+        os.environ["RUBRIC_AUDIT_DEBUG"] = "1"
 
 
 def _spelled(command: Callable[..., object]) -> dict[str, str]:
@@ -229,6 +246,44 @@ def _counted(counts: dict[str, int], separator: str = ", ") -> str:
     return separator.join(f"{n} x {what}" for what, n in counts.items())
 
 
+def _model_config(model: str, api_base: str | None, max_output_tokens: int | None = None,
+                  call_timeout: float = 120.0, mode: JudgeMode = "auto") -> ModelConfig:
+    """A model as the command line sets it: `auto` leaves the structured mode to the check."""
+    from rubric_audit.llm import ModelConfig
+
+    return ModelConfig(model=model, api_base=api_base, max_output_tokens=max_output_tokens,
+                       timeout=call_timeout, structured_mode=None if mode == "auto" else mode)
+
+
+class _GradeProgress:
+    """A grading's progress on stderr: its calls, parsed and unscored, and tokens."""
+
+    def __init__(self, label: str) -> None:
+        from rubric_audit.progress import CommandProgress
+
+        self.parsed = self.unscored = self.tokens = 0
+        self.bar = CommandProgress(err, shown(label), "calls", stats=self.stats)
+
+    def stats(self) -> str:
+        return f"{self.parsed} parsed, {self.unscored} unscored, {self.tokens:,} tokens"
+
+    def planned(self, calls: int) -> None:
+        self.bar.plan(calls)
+
+    def called(self, parsed: bool, tokens: int) -> None:
+        self.parsed += parsed
+        self.unscored += not parsed
+        self.tokens += tokens
+        self.bar.advance()
+
+    def __enter__(self) -> _GradeProgress:
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(None, None, None)
+
+
 @app.command("audit")
 @user_errors
 def audit_command(
@@ -257,6 +312,9 @@ def audit_command(
     api_base: Annotated[str | None, typer.Option(help="Provider base URL.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, max=MAX_CONCURRENCY, help="Model calls at once.")] = 8,
     cache: Annotated[Path | None, typer.Option(help="Model response cache file.")] = None,
+    judge_mode: JudgeModeOption = "auto",
+    max_output_tokens: MaxOutputOption = None,
+    call_timeout: CallTimeoutOption = 120.0,
 ) -> None:
     """The main job: load, validate, check, control and score; models only where given."""
     from rubric_audit.audit import AuditOptions, audit_inputs, run_audit
@@ -264,7 +322,9 @@ def audit_command(
     options = AuditOptions(judge=judge, judge_template=judge_template, lint_model=lint_model,
                            near_miss_model=near_miss_model, repeats=repeats,
                            unavailable_threshold=unavailable_threshold, api_base=api_base,
-                           concurrency=concurrency, cache=cache)
+                           concurrency=concurrency, cache=cache,
+                           judge_mode=None if judge_mode == "auto" else judge_mode,
+                           max_output_tokens=max_output_tokens, call_timeout=call_timeout)
     bench, runs = audit_inputs(paths or [], bench, runs)
     result = run_audit(bench, runs, out_dir, options)
     if result.reused:
@@ -427,12 +487,13 @@ def run_command(
     rerun_failures: Annotated[Path | None, typer.Option(
         help="audit.db: run one more attempt on each task every model failed on every graded "
              "attempt.")] = None,
+    max_output_tokens: MaxOutputOption = None,
+    call_timeout: CallTimeoutOption = 120.0,
 ) -> None:
     """Run an agent (any litellm model) on the benchmark's tasks through the workspace."""
-    from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
-
-    from rubric_audit.llm import ModelConfig, check_models
+    from rubric_audit.llm import check_models
     from rubric_audit.load.benchmark import load_benchmark
+    from rubric_audit.progress import CommandProgress
     from rubric_audit.runner import Budget, Runner, all_failed_tasks, select_tasks
     from rubric_audit.variants import check_variant, claim_variant, make_variant
 
@@ -441,7 +502,7 @@ def run_command(
     benchmark = load_benchmark(bench)
     chosen = select_tasks(benchmark, tasks.split(",") if tasks else None, sample, seed)
     spec = make_variant(model, variant, system_prompt, add_sentence or [], drop_sentence or [])
-    config = ModelConfig(model=model, api_base=api_base)
+    config = _model_config(model, api_base, max_output_tokens, call_timeout)
     check_variant(out_dir, spec)
     check_models({"--model": config})
     claim_variant(out_dir, spec)
@@ -456,10 +517,13 @@ def run_command(
     out.print(f"Variant {shown(spec.name)}: {len(todo)} attempts to run, {done} already finished.")
     totals = {"tokens": 0, "cost": 0.0, "cost_known": True}
     states: dict[str, int] = {}
-    columns = (TextColumn("{task.description}"), BarColumn(), MofNCompleteColumn(),
-               TimeRemainingColumn(), TextColumn("{task.fields[stats]}"))
-    with Progress(*columns, console=err) as progress:
-        bar = progress.add_task(shown(spec.name), total=len(todo), stats="")
+
+    def stats() -> str:
+        cost = f"${totals['cost']:.4f}" if totals["cost_known"] else "unknown"
+        done = ", ".join(f"{k} {v}" for k, v in sorted(states.items()))
+        return f"{done} | {totals['tokens']:,} tokens | cost {cost}"
+
+    with CommandProgress(err, shown(spec.name), "attempts", len(todo), stats) as progress:
 
         def done_one(result) -> None:
             states[result.state] = states.get(result.state, 0) + 1
@@ -468,10 +532,7 @@ def run_command(
                 totals["cost_known"] = False
             else:
                 totals["cost"] += result.usage.cost
-            cost = f"${totals['cost']:.4f}" if totals["cost_known"] else "unknown"
-            stats = ", ".join(f"{k} {v}" for k, v in sorted(states.items()))
-            progress.update(bar, advance=1,
-                            stats=f"{stats} | {totals['tokens']:,} tokens | cost {cost}")
+            progress.advance()
 
         runner.run_in_processes(todo, concurrency, processes, done_one)
     summary = ", ".join(f"{v} {k}" for k, v in sorted(states.items())) or "nothing to run"
@@ -495,20 +556,27 @@ def grade_command(
     cache: Annotated[Path | None, typer.Option(
         help="Response cache (default: $RUBRIC_AUDIT_CACHE, else the user cache folder).")
     ] = None,
+    judge_mode: JudgeModeOption = "auto",
+    max_output_tokens: MaxOutputOption = None,
+    call_timeout: CallTimeoutOption = 120.0,
 ) -> None:
     """Grade recorded attempts with an LLM judge, one call per criterion, beside the recorded grades."""
     import anyio
 
     from rubric_audit.judge import grade_runs, judge_slug, load_template
-    from rubric_audit.llm import ModelConfig, ResponseCache, check_models, default_cache_path
+    from rubric_audit.llm import ResponseCache, check_models, default_cache_path
     from rubric_audit.load.benchmark import load_benchmark
 
     template = load_template(judge_template)
     tasks = {t.id: t for t in load_benchmark(bench).tasks} if bench else None
-    config = ModelConfig(model=judge, api_base=api_base)
-    check_models({"--judge": config})
-    summary = anyio.run(grade_runs, runs, config, template,
-                        tasks, ResponseCache(cache or default_cache_path()), concurrency)
+    config = check_models({"--judge": _model_config(judge, api_base, max_output_tokens,
+                                                    call_timeout, judge_mode)},
+                          structured={"--judge"})["--judge"]
+    started = time.monotonic()
+    with _GradeProgress(f"grading with {judge}") as progress:
+        summary = anyio.run(grade_runs, runs, config, template, tasks,
+                            ResponseCache(cache or default_cache_path()), concurrency, progress)
+    wall = time.monotonic() - started
     verdicts = ", ".join(f"{v} {k}" for k, v in sorted(summary.verdicts.items())) or "none"
     cost = "unknown" if summary.usage.cost is None else f"${summary.usage.cost:.4f}"
     out.print(f"Graded {summary.completed} attempts with {shown(judge)}, {summary.ungraded} of them "
@@ -516,6 +584,12 @@ def grade_command(
               f"{summary.skipped} skipped: the agent run did not finish). "
               f"Verdicts: {verdicts}. Calls: {summary.calls} ({summary.cached_calls} from cache), "
               f"{summary.usage.total_tokens:,} tokens, cost {cost}.")
+    if summary.parse_rate is not None:
+        cut = f", {summary.cut_calls} of them cut at the output cap" if summary.cut_calls else ""
+        out.print(f"Parsed {pct(summary.parse_rate)} of the judge's replies "
+                  f"({summary.verdicts.get('unscored', 0)} unscored{cut}) in "
+                  f"{config.structured_mode} mode; longest call "
+                  f"{summary.longest_call_seconds:.1f} s, wall time {wall:.0f} s.")
     if summary.completed:
         out.print(f"Each graded attempt's grading run is in grades/{shown(judge_slug(judge))}.json "
                   f"beside its recorded grades.json; `audit` or `import` compares them.")
@@ -636,6 +710,9 @@ def ablate_command(
     ] = False,
     api_base: Annotated[str | None, typer.Option(help="Provider base URL.")] = None,
     concurrency: Annotated[int, typer.Option(min=1, max=MAX_CONCURRENCY)] = 4,
+    judge_mode: JudgeModeOption = "auto",
+    max_output_tokens: MaxOutputOption = None,
+    call_timeout: CallTimeoutOption = 120.0,
 ) -> None:
     """Toggle one prompt sentence and measure what it does (paired over tasks)."""
     import anyio
@@ -652,11 +729,13 @@ def ablate_command(
         if not (benchmark and model and sentence and judge and out_dir):
             raise InputError("ablate", None, "give --compare RUNS_A RUNS_B, or BENCH with "
                                              "--model, --sentence, --judge and --out")
-        from rubric_audit.llm import ModelConfig, check_models
+        from rubric_audit.llm import check_models
 
-        agent, judged_by = (ModelConfig(model=model, api_base=api_base),
-                            ModelConfig(model=judge, api_base=api_base))
-        check_models({"--model": agent, "--judge": judged_by})
+        checked = check_models({
+            "--model": _model_config(model, api_base, max_output_tokens, call_timeout),
+            "--judge": _model_config(judge, api_base, max_output_tokens, call_timeout,
+                                     judge_mode)}, structured={"--judge"})
+        agent, judged_by = checked["--model"], checked["--judge"]
         compare_arms, grader = anyio.run(_run_arms, benchmark, agent, sentence, judged_by, out_dir,
                                          tasks, attempts, concurrency), f"judge:{judge}"
     result = compare(compare_arms[0], compare_arms[1], known, grader, only)
@@ -769,16 +848,19 @@ def suggest_command(
     out_dir: Annotated[Path, typer.Argument(help="An audit's output folder (holds audit.db).")],
     model: Annotated[str, typer.Option(help="litellm model that proposes labels.")],
     api_base: Annotated[str | None, typer.Option(help="Provider base URL.")] = None,
+    max_output_tokens: MaxOutputOption = None,
+    call_timeout: CallTimeoutOption = 120.0,
 ) -> None:
     """Have a model propose a label, with reasons, for each queued task (shown, never applied)."""
     import anyio
 
-    from rubric_audit.llm import ModelConfig, check_models
+    from rubric_audit.llm import check_models
     from rubric_audit.suggest import suggest
     from tui.data import ReviewData
 
-    config = ModelConfig(model=model, api_base=api_base)
-    check_models({"--model": config})
+    config = check_models({"--model": _model_config(model, api_base, max_output_tokens,
+                                                    call_timeout)},
+                          structured={"--model"})["--model"]
     data = ReviewData(out_dir, "suggest")
     try:
         made, failed = anyio.run(suggest, data, config)

@@ -11,10 +11,11 @@ from __future__ import annotations
 
 import hashlib
 import re
+import time
 from importlib import resources
 from pathlib import Path
 from string import Template
-from typing import Any, Literal
+from typing import Any, Literal, Protocol
 
 import anyio
 from pydantic import BaseModel, Field
@@ -57,6 +58,17 @@ class GradingRun(BaseModel):
     usage: Usage = Field(default_factory=Usage.zero)
     calls: int = 0
     cached_calls: int = 0
+    structured_mode: str | None = None
+    cut_calls: int = 0
+    longest_call_seconds: float = 0.0
+
+
+class GradeProgress(Protocol):
+    """Told of a grading's calls as they end (the command line's progress)."""
+
+    def planned(self, calls: int) -> None: ...
+
+    def called(self, parsed: bool, tokens: int) -> None: ...
 
 
 def load_template(path: Path | None) -> JudgeTemplate:
@@ -114,26 +126,37 @@ def judge_slug(model: str) -> str:
 
 async def grade_attempt(config: ModelConfig, template: JudgeTemplate, task: Task,
                         attempt: Attempt, cache: ResponseCache | None,
-                        limiter: anyio.CapacityLimiter) -> GradingRun:
-    """Judge every criterion of one attempt (calls run concurrently under `limiter`)."""
+                        limiter: anyio.CapacityLimiter,
+                        progress: GradeProgress | None = None) -> GradingRun:
+    """Judge every criterion of one attempt (calls run concurrently under `limiter`). A reply
+    that stays unparseable, or runs into the output cap, is that criterion's `unscored` verdict
+    with the reason as its rationale."""
     artifacts = artifacts_text(attempt)
     run = GradingRun(grading_run_id=f"gr_{judge_slug(config.model)}_{template.sha}",
                      grading_run_status="completed", judge_model=config.model,
-                     template=template.name, template_sha=template.sha)
+                     template=template.name, template_sha=template.sha,
+                     structured_mode=config.structured_mode)
     results: dict[str, dict[str, Any]] = {}
     failures: list[str] = []
 
     async def one(criterion_id: str, text: str) -> None:
         async with limiter:
+            started = time.monotonic()
             try:
                 reply = await structured(config, judge_messages(
                     template, task, text, attempt.answer, artifacts), JudgeVerdict, cache)
             except ModelUnavailable as exc:
                 failures.append(exc.reason)
                 return
+            finally:
+                run.longest_call_seconds = max(run.longest_call_seconds,
+                                               round(time.monotonic() - started, 3))
         run.calls += 1
         run.cached_calls += reply.cached
+        run.cut_calls += reply.cut
         run.usage = run.usage.plus(reply.usage)
+        if progress is not None:
+            progress.called(reply.value is not None, reply.usage.total_tokens or 0)
         verdict = reply.value.verdict if reply.value else None
         results[criterion_id] = {
             "verifier_id": criterion_id, "status": "ok" if verdict else "unscored",
@@ -141,7 +164,8 @@ async def grade_attempt(config: ModelConfig, template: JudgeTemplate, task: Task
             "verifier_result_values": {
                 "judge_grade": verdict,
                 "grade_rationale": reply.value.rationale if reply.value
-                else f"unparseable judge reply: {reply.error}"}}
+                else f"{'judge reply cut' if reply.cut else 'unparseable judge reply'}: "
+                     f"{reply.error}"}}
 
     async with anyio.create_task_group() as group:
         for c in task.criteria:
@@ -155,7 +179,8 @@ async def grade_attempt(config: ModelConfig, template: JudgeTemplate, task: Task
 
 class GradeSummary(BaseModel):
     """What a grading run did: attempts seen, graded (`ungraded` of them had no grade before),
-    failed, and skipped because their agent run did not finish."""
+    failed, and skipped because their agent run did not finish; the verdicts, the replies cut at
+    the output cap, the structured mode and the longest call (retries included)."""
 
     attempts: int = 0
     completed: int = 0
@@ -165,7 +190,16 @@ class GradeSummary(BaseModel):
     verdicts: dict[str, int] = Field(default_factory=dict)
     calls: int = 0
     cached_calls: int = 0
+    cut_calls: int = 0
     usage: Usage = Field(default_factory=Usage.zero)
+    structured_mode: str | None = None
+    longest_call_seconds: float = 0.0
+
+    @property
+    def parse_rate(self) -> float | None:
+        """The share of verdicts that parsed (pass or fail, not unscored)."""
+        total = sum(self.verdicts.values())
+        return None if not total else (total - self.verdicts.get("unscored", 0)) / total
 
 
 def write_grading_run(attempt: Attempt, run: GradingRun) -> Path:
@@ -179,7 +213,7 @@ def write_grading_run(attempt: Attempt, run: GradingRun) -> Path:
 
 async def grade_runs(run_paths: list[Path], config: ModelConfig, template: JudgeTemplate,
                      tasks: dict[str, Task] | None, cache: ResponseCache | None,
-                     concurrency: int) -> GradeSummary:
+                     concurrency: int, progress: GradeProgress | None = None) -> GradeSummary:
     """Judge every attempt under `run_paths` whose agent run finished: the ungraded ones, the
     graded ones again (beside their recorded grades), and those unavailable only because their
     grading failed; never one whose run did not finish (Archipelago's `UNFINISHED` statuses).
@@ -192,12 +226,18 @@ async def grade_runs(run_paths: list[Path], config: ModelConfig, template: Judge
 
     runs = load_runs(run_paths)
     known = tasks if tasks is not None else runs.tasks
-    summary = GradeSummary()
+    summary = GradeSummary(structured_mode=config.structured_mode)
     limiter = anyio.CapacityLimiter(concurrency)
+    graded = [a for a in runs.attempts
+              if a.agent_status not in UNFINISHED and a.task_id in known]
+    if progress is not None:
+        progress.planned(sum(len(known[a.task_id].criteria) for a in graded))
 
     async def one(attempt: Attempt) -> None:
         run = await grade_attempt(config, template, known[attempt.task_id], attempt, cache,
-                                  limiter)
+                                  limiter, progress)
+        summary.longest_call_seconds = max(summary.longest_call_seconds,
+                                           run.longest_call_seconds)
         if run.grading_run_status == "error":
             summary.errored += 1
             return
@@ -206,16 +246,14 @@ async def grade_runs(run_paths: list[Path], config: ModelConfig, template: Judge
         summary.ungraded += attempt.state == "ungraded"
         summary.calls += run.calls
         summary.cached_calls += run.cached_calls
+        summary.cut_calls += run.cut_calls
         summary.usage = summary.usage.plus(run.usage)
         for result in run.verifier_results:
             verdict = result["verifier_result_values"]["judge_grade"] or "unscored"
             summary.verdicts[verdict] = summary.verdicts.get(verdict, 0) + 1
 
+    summary.attempts, summary.skipped = len(runs.attempts), len(runs.attempts) - len(graded)
     async with anyio.create_task_group() as group:
-        for attempt in runs.attempts:
-            summary.attempts += 1
-            if attempt.agent_status in UNFINISHED or attempt.task_id not in known:
-                summary.skipped += 1
-                continue
+        for attempt in graded:
             group.start_soon(one, attempt)
     return summary

@@ -2,12 +2,18 @@
 
 Every stage that calls a model (runner, judge, near misses, lints, suggestions) goes through here.
 Commands check each model once before any work (`check_models`): missing or rejected
-credentials, an unknown model or an unreachable base URL stop the command with one line
-(ModelSetupError, exit 2). During the work, rate limits, 5xx answers and lost connections are
-retried with jittered exponential backoff (honouring Retry-After); anything else, authentication
-errors included, is never retried. A provider that still fails raises ModelUnavailable: an
-infrastructure state, never a model's failure. Settings follow litellm's conventions (provider
-env vars such as OPENAI_API_KEY / OPENAI_API_BASE), plus an explicit api_base.
+credentials, an unknown model, a base URL that cannot be reached or a server too slow to answer
+stop the command with one line that says which (ModelSetupError, exit 2); for models that give
+structured replies the check also chooses how to ask for them (`StructuredMode`). Every call is
+bounded: an output cap (`max_output_tokens`, by default `STRUCTURED_OUTPUT_CAP` for structured
+replies and `AGENT_OUTPUT_CAP` for agent steps) and a timeout per request that is enforced here,
+not only asked of the provider. During the work, rate limits, 5xx answers, lost connections and
+timeouts are retried with jittered exponential backoff (honouring Retry-After); anything else,
+authentication errors included, is never retried. A provider that still fails raises
+ModelUnavailable: an infrastructure state, never a model's failure. Settings follow litellm's
+conventions (provider env vars such as OPENAI_API_KEY / OPENAI_API_BASE), plus an explicit
+api_base. litellm's own log lines go to a log file (`library_log_path`), to stderr only with
+--debug.
 """
 
 from __future__ import annotations
@@ -17,10 +23,13 @@ import gc
 import hashlib
 import json
 import logging
+import logging.handlers
 import os
 import random
+import socket
 import sqlite3
-from collections.abc import Awaitable, Callable, Iterator
+from collections.abc import Awaitable, Callable, Collection, Iterator
+from contextlib import contextmanager
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from time import time
@@ -41,28 +50,59 @@ RETRY_STATUSES = {408, 409, 429}  # and every 5xx
 MAX_RETRY_AFTER = 60.0  # seconds: a provider asking for longer is waited on this long at most
 PREFLIGHT_TIMEOUT = 20.0
 PREFLIGHT_PROMPT = "Reply with the word ok."
+# Output caps per call when none is set: a judge's verdict with its rationale fits in a few
+# hundred tokens, an agent's step (a tool call, or the answer) in a few thousand. Without a cap
+# a small model's runaway reply ran to the context's end (8,192 tokens, minutes a call).
+STRUCTURED_OUTPUT_CAP = 1024
+AGENT_OUTPUT_CAP = 4096
+CALL_TIMEOUT = 120.0
 
 MESSAGE_KEYS = ("role", "content", "tool_calls", "tool_call_id", "name")
 
+# How a structured reply is asked for, strictest first: the provider's JSON-schema response
+# format (OpenAI's structured outputs, vLLM, ollama); a JSON object constrained by a schema given
+# beside it (`{"type": "json_object", "schema": ...}`, as llama.cpp's servers take it); a forced
+# call of one tool whose parameters are the schema; JSON asked for in the prompt (the schema in
+# a system message, `{"type": "json_object"}`), which nothing constrains.
+StructuredMode = Literal["json-schema", "json-object-schema", "tools", "json"]
+STRUCTURED_MODES: tuple[StructuredMode, ...] = ("json-schema", "json-object-schema", "tools",
+                                                "json")
+CONSTRAINED_MODES = frozenset({"json-schema", "json-object-schema", "tools"})
+# The probe a mode must pass at the check: a reply that is exactly {PROBE_KEY: "ok"} to the
+# preflight's prompt, which never names the key, comes only from a provider that applied the
+# schema.
+PROBE_KEY = "rubric_audit_probe"
+PROBE_SCHEMA = {"type": "object", "properties": {PROBE_KEY: {"type": "string", "enum": ["ok"]}},
+                "required": [PROBE_KEY], "additionalProperties": False}
+
 
 class ModelConfig(BaseModel):
-    """Which model to call and how hard to try."""
+    """Which model to call, how hard to try, and how to bound each call.
+
+    `max_output_tokens` None is the cap of the call's kind (STRUCTURED_OUTPUT_CAP,
+    AGENT_OUTPUT_CAP); `timeout` bounds each request, retries apart. `structured_mode` None is
+    chosen when the model is checked (`check_models`), or from litellm's capability data alone
+    for a model that was not checked.
+    """
 
     model: str
     api_base: str | None = None
     api_key: str | None = None
     temperature: float | None = None
     max_output_tokens: int | None = None
-    timeout: float = 120.0
+    timeout: float = CALL_TIMEOUT
     retries: int = 3
     backoff: float = 1.0
+    structured_mode: StructuredMode | None = None
 
 
 class Completion(BaseModel):
-    """One model reply: the assistant message (litellm/OpenAI format), usage and cost."""
+    """One model reply: the assistant message (litellm/OpenAI format), usage and cost, and why
+    it ended (`length`: cut at the output cap)."""
 
     message: dict[str, Any]
     usage: Usage
+    finish_reason: str | None = None
 
 
 class ModelUnavailable(Exception):
@@ -80,6 +120,53 @@ class ModelSetupError(InputError):
         super().__init__(model, option, problem)
 
 
+class CallTimedOut(TimeoutError):
+    """A request that got no answer within its timeout (cut here, whatever the provider does)."""
+
+    def __init__(self, seconds: float) -> None:
+        self.seconds = seconds
+        super().__init__(f"no answer within {seconds:g} s")
+
+
+LIBRARY_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "httpx")
+
+
+def library_log_path() -> Path:
+    """$RUBRIC_AUDIT_LOG, else rubric-audit.log in the platform's user log folder."""
+    env = os.environ.get("RUBRIC_AUDIT_LOG")
+    if env:
+        return Path(env)
+    import platformdirs
+
+    return platformdirs.user_log_path("rubric-audit", appauthor=False) / "rubric-audit.log"
+
+
+def _quiet_libraries() -> None:
+    """litellm's log lines (its "LoggingWorker: event loop changed", its cost map) are not the
+    user's business: they go to the log file (created with the first line, kept under 1 MB), and
+    to stderr as well only with --debug (RUBRIC_AUDIT_DEBUG)."""
+    path = library_log_path()
+    handlers: list[logging.Handler] = []
+    try:
+        path.parent.mkdir(parents=True, exist_ok=True)
+        handlers.append(logging.handlers.RotatingFileHandler(
+            path, maxBytes=1_000_000, backupCount=1, delay=True, encoding="utf-8"))
+    except OSError:  # no writable log folder: the lines are dropped, never shown
+        pass
+    if os.environ.get("RUBRIC_AUDIT_DEBUG", "").lower() in ("1", "true", "yes"):
+        handlers.append(logging.StreamHandler())
+    formatter = logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s")
+    for handler in handlers:
+        handler.setFormatter(formatter)
+    for name in LIBRARY_LOGGERS:
+        logger = logging.getLogger(name)
+        for old in list(logger.handlers):
+            logger.removeHandler(old)
+        for handler in handlers:
+            logger.addHandler(handler)
+        logger.propagate = False
+
+
 @functools.cache
 def _litellm() -> Any:
     """Import litellm once per process and set it up for the runner's many calls.
@@ -91,9 +178,21 @@ def _litellm() -> Any:
     import litellm
 
     litellm.suppress_debug_info = True
+    _quiet_libraries()
     gc.collect()
     gc.freeze()
     return litellm
+
+
+@contextmanager
+def _deadline(seconds: float) -> Iterator[None]:
+    """Cut the request inside at `seconds` (CallTimedOut), whether or not the provider's client
+    honours the timeout it was given."""
+    try:
+        with anyio.fail_after(seconds):
+            yield
+    except TimeoutError as exc:
+        raise CallTimedOut(seconds) from exc
 
 
 def _message(raw: Any) -> dict[str, Any]:
@@ -133,13 +232,15 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:300]}"
 
 
-def _request(config: ModelConfig, messages: list[dict[str, Any]], **extra: Any) -> dict[str, Any]:
-    """litellm arguments for one call: retries are ours, so litellm's own are off."""
+def _request(config: ModelConfig, messages: list[dict[str, Any]], cap: int,
+             **extra: Any) -> dict[str, Any]:
+    """litellm arguments for one call: retries are ours, so litellm's own are off; the output
+    cap is the config's, else `cap`."""
     kwargs: dict[str, Any] = {"model": config.model, "messages": messages,
                               "timeout": config.timeout, "num_retries": 0}
     for key, value in (("api_base", config.api_base), ("api_key", config.api_key),
                        ("temperature", config.temperature),
-                       ("max_tokens", config.max_output_tokens), *extra.items()):
+                       ("max_tokens", config.max_output_tokens or cap), *extra.items()):
         if value is not None:
             kwargs[key] = value
     return kwargs
@@ -170,17 +271,29 @@ def _retry_after(headers: Any) -> float | None:
 
 
 class ProviderAnswer(BaseModel):
-    """What a failed call met: an HTTP status from the provider, no connection, or neither (the
-    call never left this machine, e.g. missing credentials)."""
+    """What a failed call met: an HTTP status from the provider, no connection (`unreachable`:
+    refused, a name that does not resolve, a connection lost), a connection that brought no answer
+    in time (`slow`), or neither (the call never left this machine, e.g. missing credentials)."""
 
-    kind: Literal["status", "unreachable", "local"]
+    kind: Literal["status", "unreachable", "slow", "local"]
     status: int | None = None
     retry_after: float | None = None
+    detail: str | None = None
 
     @property
     def transient(self) -> bool:
-        return self.kind == "unreachable" or (
+        return self.kind in ("unreachable", "slow") or (
             self.status is not None and (self.status in RETRY_STATUSES or self.status >= 500))
+
+
+def _no_connection(exc: BaseException) -> str | None:
+    """Why no connection was made, where the socket said so."""
+    for cause in _chain(exc):
+        if isinstance(cause, socket.gaierror):
+            return "the host name does not resolve (DNS)"
+        if isinstance(cause, ConnectionRefusedError):
+            return "connection refused: nothing listens there (the server is down or elsewhere)"
+    return None
 
 
 def provider_answer(exc: BaseException) -> ProviderAnswer:
@@ -193,9 +306,12 @@ def provider_answer(exc: BaseException) -> ProviderAnswer:
     for cause in _chain(exc):
         if type(cause).__module__.startswith("litellm"):
             continue
-        if isinstance(cause, openai.APIConnectionError | httpx.TransportError | ConnectionError
-                      | TimeoutError):
-            return ProviderAnswer(kind="unreachable")
+        if isinstance(cause, httpx.ConnectTimeout):
+            return ProviderAnswer(kind="unreachable", detail="no connection within the timeout")
+        if isinstance(cause, openai.APITimeoutError | httpx.TimeoutException | TimeoutError):
+            return ProviderAnswer(kind="slow")
+        if isinstance(cause, openai.APIConnectionError | httpx.TransportError | ConnectionError):
+            return ProviderAnswer(kind="unreachable", detail=_no_connection(exc))
         if isinstance(cause, openai.APIStatusError | httpx.HTTPStatusError):
             return ProviderAnswer(kind="status", status=cause.response.status_code,
                                   retry_after=_retry_after(cause.response.headers))
@@ -211,7 +327,7 @@ def provider_answer(exc: BaseException) -> ProviderAnswer:
 def _provider_errors() -> tuple[type[BaseException], ...]:
     import openai
 
-    return (openai.OpenAIError, _litellm().exceptions.APIError)
+    return (openai.OpenAIError, _litellm().exceptions.APIError, CallTimedOut)
 
 
 async def _with_retries(config: ModelConfig, call: Callable[[], Awaitable[Any]]) -> Any:
@@ -238,14 +354,33 @@ async def _with_retries(config: ModelConfig, call: Callable[[], Awaitable[Any]])
     raise AssertionError("unreachable: tenacity returns or raises")
 
 
+def _bounded(config: ModelConfig, schema: dict[str, Any] | None = None
+             ) -> Callable[..., Awaitable[Any]]:
+    """litellm's acompletion under the config's timeout; with `schema`, the JSON object it asks
+    for is constrained by it (`{"type": "json_object", "schema": ...}`)."""
+    litellm = _litellm()
+
+    async def completion(**kwargs: Any) -> Any:
+        if schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": schema}
+        with _deadline(config.timeout):
+            return await litellm.acompletion(**kwargs)
+
+    return completion
+
+
 async def complete(config: ModelConfig, messages: list[dict[str, Any]],
                    tools: list[dict[str, Any]] | None = None, **extra: Any) -> Completion:
-    """One chat completion, retrying transient provider errors."""
+    """One chat completion (an agent's step: AGENT_OUTPUT_CAP unless the config caps it),
+    retrying transient provider errors."""
     litellm = _litellm()
-    kwargs = _request(config, messages, tools=tools, **extra)
-    response = await _with_retries(config, lambda: litellm.acompletion(**kwargs))
-    return Completion(message=_message(response.choices[0].message),
-                      usage=_usage(litellm, config.model, response))
+    kwargs = _request(config, messages, AGENT_OUTPUT_CAP, tools=tools, **extra)
+    call = _bounded(config)
+    response = await _with_retries(config, lambda: call(**kwargs))
+    choice = response.choices[0]
+    return Completion(message=_message(choice.message),
+                      usage=_usage(litellm, config.model, response),
+                      finish_reason=getattr(choice, "finish_reason", None))
 
 
 def _missing_keys(config: ModelConfig) -> list[str]:
@@ -257,22 +392,30 @@ def _missing_keys(config: ModelConfig) -> list[str]:
     return [k for k in found.get("missing_keys") or [] if "KEY" in k or "TOKEN" in k]
 
 
-async def preflight(config: ModelConfig, option: str) -> None:
-    """Check that `config` can answer, with litellm's key check and one tiny real call; raises
-    ModelSetupError naming the model, the option that chose it and the setting to fix."""
-    litellm = _litellm()
+def _provider(config: ModelConfig, option: str) -> str:
     try:
-        provider = litellm.get_llm_provider(config.model, api_base=config.api_base)[1]
+        return _litellm().get_llm_provider(config.model, api_base=config.api_base)[1]
     except Exception:  # litellm raises a bare BadRequestError for any name it cannot route
         raise ModelSetupError(config.model, option, "unknown model: name it as provider/model, "
                                                     "e.g. openai/gpt-4o-mini") from None
+
+
+def _check_config(config: ModelConfig) -> ModelConfig:
+    """The config of a check's calls: tiny replies, a short timeout and one retry at most, so the
+    check answers in seconds (a busy provider gets its second try after its Retry-After, as the
+    work would)."""
+    return config.model_copy(update={"max_output_tokens": 32, "temperature": None,
+                                     "timeout": min(config.timeout, PREFLIGHT_TIMEOUT),
+                                     "retries": min(config.retries, 1)})
+
+
+async def preflight(config: ModelConfig, option: str) -> None:
+    """Check that `config` can answer, with litellm's key check and one tiny real call; raises
+    ModelSetupError naming the model, the option that chose it and the setting to fix."""
+    provider = _provider(config, option)
     if missing := _missing_keys(config):
         raise ModelSetupError(config.model, option, f"no credentials: set {' or '.join(missing)}")
-    # One retry at most: the check must answer in seconds (a busy provider gets its second try
-    # after its Retry-After, as the work would).
-    probe = config.model_copy(update={"max_output_tokens": 16, "temperature": None,
-                                      "timeout": min(config.timeout, PREFLIGHT_TIMEOUT),
-                                      "retries": min(config.retries, 1)})
+    probe = _check_config(config)
     try:
         await complete(probe, [{"role": "user", "content": PREFLIGHT_PROMPT}])
     except ModelUnavailable as exc:
@@ -289,7 +432,12 @@ def _setup_problem(exc: BaseException, config: ModelConfig, provider: str) -> st
     key_setting = " or ".join(_litellm().validate_environment(config.model).get("missing_keys")
                               or []) or f"{provider.upper()}_API_KEY"
     if answer.kind == "unreachable":
-        return f"cannot reach {where}: check {base_setting} (and the network)"
+        why = f": {answer.detail}" if answer.detail else ""
+        return f"cannot reach {where}{why}; check {base_setting} (and the network)"
+    if answer.kind == "slow":
+        return (f"{where} is reachable but sent no answer to a one-line test call within "
+                f"{config.timeout:g} s ({config.retries + 1} tries): the server is up but slow "
+                f"or busy, not down; wait for it, or raise --call-timeout")
     if answer.status in (401, 403):
         return f"credentials rejected (HTTP {answer.status}): check {key_setting}"
     if answer.status == 404:
@@ -300,17 +448,106 @@ def _setup_problem(exc: BaseException, config: ModelConfig, provider: str) -> st
     return f"the provider refused a one-line test call: {_reason(exc)}"
 
 
-def check_models(models: dict[str, ModelConfig]) -> None:
-    """Preflight every model a command will use (option name -> config) before it does any work."""
-    async def check() -> None:
+def _probe_request(mode: StructuredMode) -> dict[str, Any]:
+    """What a mode's probe adds to the one-line call."""
+    if mode == "json-schema":
+        return {"response_format": {"type": "json_schema", "json_schema": {
+            "name": PROBE_KEY, "schema": PROBE_SCHEMA, "strict": True}}}
+    if mode == "json-object-schema":
+        return {"response_format": {"type": "json_object", "schema": PROBE_SCHEMA}}
+    return {"tools": [{"type": "function", "function": {
+        "name": PROBE_KEY, "description": "Give your reply.", "parameters": PROBE_SCHEMA}}],
+        "tool_choice": {"type": "function", "function": {"name": PROBE_KEY}}}
+
+
+def _probe_passed(mode: StructuredMode, reply: Completion) -> bool:
+    if mode == "tools":
+        calls = reply.message.get("tool_calls") or []
+        texts = [c["function"]["arguments"] for c in calls if c["function"]["name"] == PROBE_KEY]
+    else:
+        texts = [reply.message.get("content") or ""]
+    try:
+        return any(json.loads(t) == {PROBE_KEY: "ok"} for t in texts)
+    except ValueError:
+        return False
+
+
+ProbeResult = Literal["applied", "ignored", "refused"]
+
+
+async def probe_mode(config: ModelConfig, mode: StructuredMode, option: str) -> ProbeResult:
+    """What the provider does with a request in `mode` (one tiny call): applies the schema,
+    ignores it, or refuses the request (an HTTP 4xx, or litellm's refusal of the parameter); a
+    provider that stops answering is a ModelSetupError, as at the preflight."""
+    if mode == "json":
+        return "applied"
+    probe = _check_config(config)
+    try:
+        reply = await complete(probe, [{"role": "user", "content": PREFLIGHT_PROMPT}],
+                               **_probe_request(mode))
+    except ModelUnavailable as exc:
+        if provider_answer(exc.__cause__ or exc).transient:
+            raise ModelSetupError(config.model, option, _setup_problem(
+                exc.__cause__ or exc, probe, _provider(config, option))) from None
+        return "refused"
+    return "applied" if _probe_passed(mode, reply) else "ignored"
+
+
+def capability_mode(config: ModelConfig) -> StructuredMode:
+    """The mode litellm's capability data gives the provider's own endpoint: `json-schema` where
+    it lists response schemas, else `json`. Behind another base URL (a local or proxy server)
+    the data says nothing about the server, so it is not used."""
+    if config.api_base:
+        return "json"
+    try:
+        supported = _litellm().supports_response_schema(config.model)
+    except Exception:  # a model litellm has no data for
+        supported = False
+    return "json-schema" if supported else "json"
+
+
+async def choose_mode(config: ModelConfig, option: str, mode_option: str = "--judge-mode"
+                      ) -> StructuredMode:
+    """The strictest structured mode the provider applies: the config's own when it names one
+    (a provider that refuses it is a ModelSetupError; one that takes it is used, obeyed or not),
+    else litellm's capability data for the provider's own endpoint, else the first constrained
+    mode whose probe the provider applies, else prompted JSON."""
+    if config.structured_mode is not None:
+        if await probe_mode(config, config.structured_mode, option) == "refused":
+            raise ModelSetupError(config.model, mode_option,
+                                  f"the provider refused {config.structured_mode} replies; "
+                                  f"choose another mode or leave the choice to the check")
+        return config.structured_mode
+    if (known := capability_mode(config)) != "json":
+        return known
+    for mode in STRUCTURED_MODES:
+        if await probe_mode(config, mode, option) == "applied":
+            return mode
+    return "json"
+
+
+def check_models(models: dict[str, ModelConfig], structured: Collection[str] = ()
+                 ) -> dict[str, ModelConfig]:
+    """Preflight every model a command will use (option name -> config) before it does any work;
+    for the options in `structured` (models that give structured replies) also choose the
+    structured mode. Returns the configs with their modes set."""
+    async def check() -> dict[str, ModelConfig]:
         checked: set[tuple[str, str | None, str | None]] = set()
+        chosen: dict[tuple[str, str | None, str | None, str | None], StructuredMode] = {}
+        ready: dict[str, ModelConfig] = {}
         for option, config in models.items():
             if (key := (config.model, config.api_base, config.api_key)) not in checked:
                 await preflight(config, option)
                 checked.add(key)
+            if option in structured:
+                mode_key = (*key, config.structured_mode)
+                if mode_key not in chosen:
+                    chosen[mode_key] = await choose_mode(config, option)
+                config = config.model_copy(update={"structured_mode": chosen[mode_key]})
+            ready[option] = config
+        return ready
 
-    if models:
-        anyio.run(check)
+    return anyio.run(check) if models else {}
 
 
 class ResponseCache:
@@ -361,23 +598,35 @@ def default_cache_path() -> Path:
 
 
 class Structured(BaseModel):
-    """A structured reply: the parsed object (None when unparseable), usage, and cache hit."""
+    """A structured reply: the parsed object (None when unparseable, with the error; `cut` when
+    the reply ran into the output cap), usage, and cache hit."""
 
     value: Any = None
     usage: Usage = Field(default_factory=Usage.zero)
     cached: bool = False
     error: str | None = None
+    cut: bool = False
+
+
+def _instructor_mode(mode: StructuredMode) -> Any:
+    import instructor
+
+    return {"json-schema": instructor.Mode.JSON_SCHEMA, "tools": instructor.Mode.TOOLS}.get(
+        mode, instructor.Mode.JSON)  # json-object-schema: JSON mode, its schema added by _bounded
 
 
 async def structured(config: ModelConfig, messages: list[dict[str, Any]],
                      response_model: type[BaseModel], cache: ResponseCache | None = None,
                      parse_retries: int = 2, sample: int = 0) -> Structured:
-    """A reply parsed into `response_model` through instructor (JSON mode, any model).
+    """A reply parsed into `response_model` through instructor, asked for in the config's
+    structured mode (else the one litellm's capability data gives), capped at
+    STRUCTURED_OUTPUT_CAP tokens unless the config caps it.
 
     A reply still unparseable after `parse_retries` re-asks (instructor sends the validation
-    error back) gives `value=None` with the error;
-    a provider that keeps failing raises ModelUnavailable, as `complete` does. `sample` numbers
-    repeated calls on the same input (judge repeats), each cached on its own.
+    error back) gives `value=None` with the error; a reply cut at the output cap is not re-asked
+    (it would run away again) and gives `value=None`, `cut=True`. A provider that keeps failing
+    raises ModelUnavailable, as `complete` does. `sample` numbers repeated calls on the same
+    input (judge repeats), each cached on its own.
     """
     schema = response_model.model_json_schema()
     key = ResponseCache.key(config.model, messages, {**schema, "sample": sample})
@@ -386,28 +635,37 @@ async def structured(config: ModelConfig, messages: list[dict[str, Any]],
                           cached=True)
     litellm = _litellm()
     import instructor
-    from instructor.core import InstructorRetryException
+    from instructor.core import IncompleteOutputException, InstructorRetryException
 
-    client = instructor.from_litellm(litellm.acompletion, mode=instructor.Mode.JSON)
-    kwargs = _request(config, messages)
+    mode = config.structured_mode or capability_mode(config)
+    client = instructor.from_litellm(
+        _bounded(config, schema if mode == "json-object-schema" else None),
+        mode=_instructor_mode(mode))
+    kwargs = _request(config, messages, STRUCTURED_OUTPUT_CAP)
     errors = _provider_errors()
 
-    async def call() -> tuple[Any, Any] | str:
-        """(value, completion), or the parse error of a reply that stayed unparseable."""
+    async def call() -> tuple[Any, Any] | Structured:
+        """(value, completion), or the Structured of a reply that stayed unparseable."""
         try:
             return await client.chat.completions.create_with_completion(
                 response_model=response_model, max_retries=parse_retries, **kwargs)
+        except IncompleteOutputException as exc:
+            cut = getattr(exc, "last_completion", None)
+            return Structured(cut=True, usage=_usage(litellm, config.model, cut) if cut
+                              else Usage.zero(),
+                              error=f"the reply ran into the output cap of "
+                                    f"{kwargs['max_tokens']} tokens and was cut")
         except InstructorRetryException as exc:
             causes = [exc.__cause__, *(getattr(f, "exception", None)
                                        for f in getattr(exc, "failed_attempts", None) or [])]
             provider = next((c for c in causes if isinstance(c, errors)), None)
             if provider is None:
-                return " ".join(str(exc).split())[:300]
+                return Structured(error=" ".join(str(exc).split())[:300])
         raise provider  # outside the handler, so its own chain (the provider's answer) is kept
 
     reply = await _with_retries(config, call)
-    if isinstance(reply, str):
-        return Structured(error=reply)
+    if isinstance(reply, Structured):
+        return reply
     value, completion = reply
     usage = _usage(litellm, config.model, completion)
     if cache is not None:

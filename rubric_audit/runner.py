@@ -28,12 +28,14 @@ from pydantic import BaseModel, Field
 
 from rubric_audit.atomic import staging_folder, write_atomic
 from rubric_audit.errors import InputError, input_error_in, read_model
-from rubric_audit.llm import ModelConfig, ModelUnavailable, complete
+from rubric_audit.llm import AGENT_OUTPUT_CAP, ModelConfig, ModelUnavailable, complete
 from rubric_audit.load.world import WorldReader
 from rubric_audit.model import Benchmark, Task, Usage
 from rubric_audit.variants import Variant
 
 NUDGE = "No tool was called. Use the tools, or call final_answer to submit your answer."
+CUT_NUDGE = ("Your reply ran into the output cap of {cap} tokens and was cut. Reply shorter: "
+             "call one tool, or call final_answer.")
 FINAL_ANSWER_TOOL = {"type": "function", "function": {
     "name": "final_answer",
     "description": "Submit your complete answer to the task. Call it once, when you are done.",
@@ -141,7 +143,9 @@ class Runner:
             messages.append(reply.message)
             calls = reply.message.get("tool_calls") or []
             if not calls:
-                messages.append({"role": "user", "content": NUDGE})
+                cut = reply.finish_reason == "length"
+                messages.append({"role": "user", "content": CUT_NUDGE.format(
+                    cap=self.output_cap) if cut else NUDGE})
                 continue
             answer = None
             for call in calls:
@@ -163,6 +167,11 @@ class Runner:
                                  "content": content})
             if answer is not None:
                 return answer
+
+    @property
+    def output_cap(self) -> int:
+        """The output cap of each of the agent's steps."""
+        return self.model.max_output_tokens or AGENT_OUTPUT_CAP
 
     def _client(self, server: Any) -> Any:
         """An mcp client of one session's server, adopting the first session's handshake."""
@@ -235,7 +244,7 @@ class Runner:
             "agent_config_values": self.budget.model_dump()})
         _write_json(folder / "orchestrator_extra_args.json", {
             "model": self.model.model, "api_base": self.model.api_base,
-            "temperature": self.model.temperature, "max_tokens": self.model.max_output_tokens})
+            "temperature": self.model.temperature, "max_tokens": self.output_cap})
         _write_json(folder / "run_result.json", result.model_dump())
 
     def write_results(self) -> None:

@@ -89,9 +89,9 @@ def test_unparseable_reply_is_unscored(runs: Path, tmp_path: Path) -> None:
 def test_second_grade_is_served_from_the_cache(runs: Path, tmp_path: Path) -> None:
     with FakeOpenAI(tolerant_judge) as server:
         grade(runs, server, tmp_path)
-        first = len(server.requests)
+        first, work = len(server.requests), len(server.work_requests)
         again = grade(runs, server, tmp_path)
-        assert len(server.requests) == first + 1 and is_preflight(server.requests[-1]), \
+        assert len(server.requests) > first and len(server.work_requests) == work, \
             "no new grading call: only the check of the judge"
     assert "(4 from cache), 0 tokens" in again.stdout
 
@@ -137,3 +137,52 @@ def test_grade_grades_the_ungraded_attempts_and_skips_runs_that_did_not_finish(
     assert not (unfinished / "grades").exists()
     states = {a.source: a.state for a in load_runs([runs]).attempts}
     assert (states[str(ungraded)], states[str(unfinished)]) == ("graded", "unavailable")
+
+
+def test_a_llama_cpp_like_server_gets_schema_constrained_json_and_the_parse_rate_is_said(
+        runs: Path, tmp_path: Path) -> None:
+    with FakeOpenAI(tolerant_judge, applies=frozenset({"json-object-schema"}),
+                    refuses=frozenset({"json-schema"})) as server:
+        result = grade(runs, server, tmp_path)
+        assert result.exit_code == 0, result.output
+        formats = [r["response_format"] for r in server.work_requests]
+    assert formats and all(f["type"] == "json_object" and f["schema"]["required"] ==
+                           ["rationale", "verdict"] for f in formats)
+    said = " ".join(result.stdout.split())
+    assert "Parsed 100.0% of the judge's replies (0 unscored) in json-object-schema mode" in said
+    assert "longest call" in said and "wall time" in said
+    [written, *_] = [json.loads(p.read_text()) for p in runs.rglob("grades/*.json")]
+    assert written["structured_mode"] == "json-object-schema"
+
+
+def test_a_runaway_reply_is_cut_unscored_with_its_reason(runs: Path, tmp_path: Path) -> None:
+    runaway = Reply({"role": "assistant", "content": '{"rationale": "and so on and so on'},
+                    finish_reason="length")
+    with FakeOpenAI(lambda body: text("ok") if is_preflight(body) else runaway) as server:
+        result = grade(runs, server, tmp_path, "--max-output-tokens", "64")
+        assert result.exit_code == 0, result.output
+        assert len(server.work_requests) == 4, "one call per criterion, never re-asked"
+        assert {r["max_tokens"] for r in server.work_requests} == {64}
+    said = " ".join(result.stdout.split())
+    assert "Verdicts: 4 unscored" in said and "4 of them cut at the output cap" in said
+    [run, *_] = [json.loads(p.read_text()) for p in runs.rglob("grades/*.json")]
+    [criterion] = run["verifier_results"][:1]
+    assert criterion["status"] == "unscored"
+    assert criterion["verifier_result_values"]["grade_rationale"].startswith(
+        "judge reply cut: the reply ran into the output cap of 64 tokens")
+
+
+def test_grading_without_a_terminal_prints_progress_lines(runs: Path, tmp_path: Path,
+                                                          monkeypatch) -> None:
+    import rubric_audit.progress
+
+    monkeypatch.setattr(rubric_audit.progress, "INTERVAL", 0.3)
+    with FakeOpenAI(tolerant_judge, latency=0.4) as server:
+        result = grade(runs, server, tmp_path, "--concurrency", "1")
+        assert result.exit_code == 0, result.output
+    lines = [line for line in result.stderr.splitlines()
+             if line.startswith("grading with openai/fake-judge: ")]
+    assert len(lines) >= 4, result.stderr
+    assert lines[-1].startswith("grading with openai/fake-judge: 4/4 calls (4 parsed, 0 unscored")
+    assert any(" 0/4 calls" in line or " 1/4 calls" in line for line in lines), \
+        "a line comes each interval, also while no call has ended"

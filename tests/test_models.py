@@ -4,8 +4,10 @@ what may pass on a second try. Real litellm calls, against the fake server or no
 from __future__ import annotations
 
 import importlib
+import json
 import shutil
 import socket
+import tempfile
 import time
 from pathlib import Path
 
@@ -15,9 +17,20 @@ from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from rubric_audit.cli import app
-from rubric_audit.llm import ModelConfig, ModelUnavailable, complete, structured
+from rubric_audit.llm import (
+    AGENT_OUTPUT_CAP,
+    STRUCTURED_OUTPUT_CAP,
+    ModelConfig,
+    ModelUnavailable,
+    _quiet_libraries,
+    capability_mode,
+    check_models,
+    complete,
+    provider_answer,
+    structured,
+)
 from tests.conftest import SAMPLE, make_benchmark, make_task, make_variant
-from tests.fakes.openai_server import FakeOpenAI, error, scripted, text
+from tests.fakes.openai_server import FakeOpenAI, Reply, error, scripted, text, tool_call
 
 NO_KEY = {"OPENAI_API_KEY": None, "OPENAI_API_BASE": None, "OPENAI_BASE_URL": None}
 
@@ -192,3 +205,155 @@ def test_structured_replies_retry_rate_limits() -> None:
                           Verdict)
         assert len(server.requests) == 2
     assert reply.value.verdict == "pass"
+
+
+# Bounded calls: an output cap on every call, a timeout that cuts each request.
+
+def test_every_call_carries_an_output_cap_and_the_config_overrides_it() -> None:
+    with FakeOpenAI(lambda body: text('{"verdict": "pass"}')) as server:
+        anyio.run(complete, config(server), [{"role": "user", "content": "hi"}])
+        anyio.run(structured, config(server), [{"role": "user", "content": "hi"}], Verdict)
+        anyio.run(complete, config(server, max_output_tokens=77),
+                  [{"role": "user", "content": "hi"}])
+        caps = [r["max_tokens"] for r in server.requests]
+    assert caps == [AGENT_OUTPUT_CAP, STRUCTURED_OUTPUT_CAP, 77]
+
+
+def test_a_request_past_its_timeout_is_cut_and_retried_then_unavailable() -> None:
+    with FakeOpenAI(lambda body: text("ok"), latency=3.0) as server:
+        started = time.monotonic()
+        with pytest.raises(ModelUnavailable) as slow:
+            anyio.run(complete, config(server, timeout=0.5, retries=1),
+                      [{"role": "user", "content": "hi"}])
+        elapsed = time.monotonic() - started
+        assert len(server.requests) == 2, "one try and one retry"
+    assert elapsed < 2.5, f"{elapsed:.1f} s: each request is cut at 0.5 s, never waited on"
+    assert "0.5 s" in slow.value.reason or "Timeout" in slow.value.reason
+
+
+def test_a_reply_cut_at_the_output_cap_is_unscored_and_not_re_asked() -> None:
+    cut = Reply({"role": "assistant", "content": '{"verdict": "pa'}, finish_reason="length")
+    with FakeOpenAI(scripted([cut])) as server:
+        reply = anyio.run(structured, config(server, max_output_tokens=5),
+                          [{"role": "user", "content": "hi"}], Verdict)
+        assert len(server.requests) == 1, "a runaway reply is not asked for again"
+    assert reply.value is None and reply.cut
+    assert "output cap of 5 tokens" in reply.error
+    assert reply.usage.total_tokens == 120, "the cut reply's tokens are counted"
+
+
+# Structured output by what the provider applies.
+
+def check(server: FakeOpenAI, mode: str | None = None) -> ModelConfig:
+    return check_models({"--judge": config(server, structured_mode=mode)},
+                        structured={"--judge"})["--judge"]
+
+
+@pytest.mark.parametrize(("applies", "refuses", "chosen"), [
+    ({"json-schema", "json-object-schema", "tools"}, set(), "json-schema"),
+    ({"json-object-schema"}, {"json-schema"}, "json-object-schema"),
+    ({"tools"}, {"json-schema"}, "tools"),
+    (set(), {"json-schema"}, "json"),
+], ids=["json-schema", "llama.cpp", "tools-only", "nothing-applied"])
+def test_the_check_chooses_the_strictest_mode_the_provider_applies(applies, refuses,
+                                                                   chosen) -> None:
+    with FakeOpenAI(lambda body: text("ok"), applies=frozenset(applies),
+                    refuses=frozenset(refuses)) as server:
+        assert check(server).structured_mode == chosen
+
+
+def test_each_mode_asks_for_the_reply_its_own_way() -> None:
+    reply = {"verdict": "pass"}
+
+    def answer(body: dict) -> Reply:
+        return (tool_call(body["tools"][0]["function"]["name"], reply) if body.get("tools")
+                else text(json.dumps(reply)))
+
+    asked = {}
+    for mode in ("json-schema", "json-object-schema", "tools", "json"):
+        with FakeOpenAI(answer) as server:
+            got = anyio.run(structured, config(server, structured_mode=mode),
+                            [{"role": "user", "content": "hi"}], Verdict)
+            asked[mode] = server.requests[-1]
+        assert got.value.model_dump() == reply, mode
+    assert asked["json-schema"]["response_format"]["type"] == "json_schema"
+    assert asked["json-object-schema"]["response_format"] == {
+        "type": "json_object", "schema": Verdict.model_json_schema()}
+    assert asked["tools"]["tool_choice"]["function"]["name"] == asked["tools"]["tools"][0][
+        "function"]["name"]
+    assert asked["json"]["response_format"] == {"type": "json_object"}
+
+
+def test_a_mode_the_user_forces_is_checked_and_one_the_provider_refuses_is_one_line(
+        tmp_path: Path) -> None:
+    with FakeOpenAI(lambda body: text("ok"), refuses=frozenset({"json-schema"})) as server:
+        assert check(server, "tools").structured_mode == "tools", "taken, obeyed or not"
+        result = CliRunner().invoke(app, [
+            "grade", str(SAMPLE / "runs"), "--judge", "openai/fake", "--api-base", server.url,
+            "--judge-mode", "json-schema", "--cache", str(tmp_path / "c.db")],
+            env={"OPENAI_API_KEY": "sk-test"})
+    one_line_exit_2(result, "--judge-mode", "refused json-schema")
+
+
+def test_capability_data_chooses_for_the_providers_own_endpoint_only() -> None:
+    assert capability_mode(ModelConfig(model="openai/gpt-4o-mini")) == "json-schema"
+    assert capability_mode(ModelConfig(model="openai/gpt-4o-mini",
+                                       api_base="http://127.0.0.1:1/v1")) == "json"
+
+
+# A check that tells slow from down.
+
+def test_a_slow_server_is_not_called_unreachable(tmp_path: Path) -> None:
+    with FakeOpenAI(lambda body: text("ok"), latency=4.0) as server:
+        started = time.monotonic()
+        result = CliRunner().invoke(app, [
+            "grade", str(SAMPLE / "runs"), "--judge", "openai/fake", "--api-base", server.url,
+            "--call-timeout", "1", "--cache", str(tmp_path / "c.db")],
+            env={"OPENAI_API_KEY": "sk-test"})
+        elapsed = time.monotonic() - started
+    one_line_exit_2(result, server.url, "slow or busy, not down", "--call-timeout")
+    assert "cannot reach" not in result.stderr
+    assert elapsed < 10, f"{elapsed:.1f} s: two tries of 1 s"
+
+
+def test_a_server_that_is_down_is_called_so() -> None:
+    url = f"http://127.0.0.1:{closed_port()}/v1"
+    result = grade_against(url, Path(tempfile.mkdtemp()))
+    one_line_exit_2(result, f"cannot reach {url}", "connection refused")
+
+
+def test_a_name_that_does_not_resolve_is_called_so() -> None:
+    """Classified from the socket's own error (no lookup is made here)."""
+    import httpx
+
+    try:
+        try:
+            raise socket.gaierror(-2, "Name or service not known")
+        except socket.gaierror as lookup:
+            raise httpx.ConnectError("no such host") from lookup
+    except httpx.ConnectError as failed:
+        answer = provider_answer(failed)
+    assert (answer.kind, answer.detail) == ("unreachable", "the host name does not resolve (DNS)")
+    assert answer.transient
+
+
+# Quiet libraries.
+
+def test_litellm_log_lines_go_to_the_log_file_not_the_screen(tmp_path: Path, capfd,
+                                                            monkeypatch) -> None:
+    import logging
+
+    log = tmp_path / "rubric-audit.log"
+    monkeypatch.setenv("RUBRIC_AUDIT_LOG", str(log))
+    monkeypatch.delenv("RUBRIC_AUDIT_DEBUG", raising=False)
+    _quiet_libraries()
+    logging.getLogger("LiteLLM").warning("LoggingWorker: event loop changed; test")
+    assert "event loop changed" not in capfd.readouterr().err
+    assert "event loop changed" in log.read_text()
+    monkeypatch.setenv("RUBRIC_AUDIT_DEBUG", "1")
+    _quiet_libraries()
+    logging.getLogger("LiteLLM").warning("shown with --debug")
+    assert "shown with --debug" in capfd.readouterr().err
+    monkeypatch.delenv("RUBRIC_AUDIT_DEBUG")
+    monkeypatch.delenv("RUBRIC_AUDIT_LOG")
+    _quiet_libraries()

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from rubric_audit.llm import PREFLIGHT_PROMPT
+from rubric_audit.llm import PREFLIGHT_PROMPT, PROBE_KEY
 
 
 @dataclass
@@ -51,8 +51,29 @@ Script = Callable[[dict[str, Any]], Reply]
 
 
 def is_preflight(body: dict[str, Any]) -> bool:
-    """The one-line check a command sends each model before any work (rubric_audit.llm)."""
+    """The one-line check a command sends each model before any work, or one of its probes of
+    the structured modes (rubric_audit.llm)."""
     return body["messages"] == [{"role": "user", "content": PREFLIGHT_PROMPT}]
+
+
+def probed_mode(body: dict[str, Any]) -> str | None:
+    """The structured mode a check's probe asks for (None: not a probe)."""
+    if not is_preflight(body):
+        return None
+    if body.get("tools"):
+        return "tools"
+    response_format = body.get("response_format") or {}
+    if response_format.get("type") == "json_schema":
+        return "json-schema"
+    if response_format.get("type") == "json_object" and "schema" in response_format:
+        return "json-object-schema"
+    return None
+
+
+def probe_reply(mode: str) -> Reply:
+    """The reply of a server that applies `mode` to the probe's schema."""
+    content = json.dumps({PROBE_KEY: "ok"})
+    return tool_call(PROBE_KEY, content) if mode == "tools" else text(content)
 
 
 def scripted(replies: list[Reply]) -> Script:
@@ -70,11 +91,19 @@ def scripted(replies: list[Reply]) -> Script:
 
 
 class FakeOpenAI:
-    """Serve `script` on an ephemeral port; `latency` seconds are slept before every answer."""
+    """Serve `script` on an ephemeral port; `latency` seconds are slept before every answer.
 
-    def __init__(self, script: Script, latency: float = 0.0) -> None:
+    The check's probes of structured modes never reach the script: the server answers them as
+    one that applies the modes in `applies`, refuses those in `refuses` (HTTP 400) and ignores
+    the rest (a plain "ok"), so by default a judge ends in prompted JSON mode.
+    """
+
+    def __init__(self, script: Script, latency: float = 0.0, applies: frozenset[str] = frozenset(),
+                 refuses: frozenset[str] = frozenset()) -> None:
         self.script = script
         self.latency = latency
+        self.applies = applies
+        self.refuses = refuses
         self.requests: list[dict[str, Any]] = []
         fake = self
 
@@ -88,7 +117,10 @@ class FakeOpenAI:
                 fake.requests.append(body)
                 if fake.latency:
                     time.sleep(fake.latency)
-                reply = fake.script(body)
+                mode = probed_mode(body)
+                reply = (fake.script(body) if mode is None else probe_reply(mode)
+                         if mode in fake.applies else error(400) if mode in fake.refuses
+                         else text("ok"))
                 if reply.status != 200:
                     payload = {"error": {"message": f"scripted {reply.status}",
                                          "type": "server_error", "code": reply.status}}
@@ -101,13 +133,16 @@ class FakeOpenAI:
                                                 "tool_calls" if calls else "stop")}],
                                "usage": reply.usage}
                 data = json.dumps(payload).encode()
-                self.send_response(reply.status)
-                self.send_header("Content-Type", "application/json")
-                self.send_header("Content-Length", str(len(data)))
-                for name, value in reply.headers.items():
-                    self.send_header(name, value)
-                self.end_headers()
-                self.wfile.write(data)
+                try:
+                    self.send_response(reply.status)
+                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Length", str(len(data)))
+                    for name, value in reply.headers.items():
+                        self.send_header(name, value)
+                    self.end_headers()
+                    self.wfile.write(data)
+                except (BrokenPipeError, ConnectionResetError):  # the client cut the request
+                    self.close_connection = True
 
             def log_message(self, *args: Any) -> None:
                 return
