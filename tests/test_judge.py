@@ -186,3 +186,21 @@ def test_grading_without_a_terminal_prints_progress_lines(runs: Path, tmp_path: 
     assert lines[-1].startswith("grading with openai/fake-judge: 4/4 calls (4 parsed, 0 unscored")
     assert any(" 0/4 calls" in line or " 1/4 calls" in line for line in lines), \
         "a line comes each interval, also while no call has ended"
+
+
+def test_the_report_gives_each_judges_parse_rate(runs: Path, tmp_path: Path) -> None:
+    def judge(body: dict[str, Any]) -> Reply:
+        asked = " ".join(str(m["content"]) for m in body["messages"])  # re-asks included
+        return text("no verdict here") if "30 days" in asked else verdict_json("pass")
+
+    with FakeOpenAI(judge) as server:
+        assert grade(runs, server, tmp_path).exit_code == 0
+    out = tmp_path / "out"
+    result = CliRunner().invoke(app, ["audit", str(SAMPLE), "--runs", str(runs), "--out",
+                                      str(out)])
+    assert result.exit_code == 0, result.output
+    [replies] = json.loads((out / "audit.json").read_text())["judge_replies"]
+    assert replies == {"grader": f"judge:{JUDGE}", "replies": 4, "unscored": 2,
+                       "parse_rate": 0.5}
+    report = (out / "report.md").read_text()
+    assert "LLM judges' replies" in report and "50.0%" in report.split("LLM judges' replies")[1]

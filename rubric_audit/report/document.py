@@ -412,6 +412,13 @@ def _checks_sections(summary: AuditSummary) -> list[Section]:
                  code.not_applicable_reasons.items()] +
                 [f"agreement with {stranger(g.grader)}: {g.agree}/{g.checked}, {interval(g.interval)} "
                  f"(Wilson)" for g in code.agreement])])]
+    if summary.judge_replies:
+        sections.append(Section("LLM judges' replies", [
+            Text("Replies that parsed into a verdict; the rest are unscored (unparseable after "
+                 "re-asks, or cut at the output cap) and decide nothing."),
+            Table(["grader", "replies", "unscored", "parsed"],
+                  [[j.grader, str(j.replies), str(j.unscored), pct(j.parse_rate)]
+                   for j in summary.judge_replies])]))
     if summary.controls:
         sections.append(Section("Controls", [Table(
             ["grader", "control", "expectation met", "broken", "undecided"],

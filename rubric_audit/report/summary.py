@@ -82,6 +82,16 @@ class CodeChecker(BaseModel):
     agreement: list[Agreement]
 
 
+class JudgeReplies(BaseModel):
+    """How many of an LLM judge's replies parsed into a verdict, over attempts and controls:
+    the rest are unscored (unparseable, or cut at the output cap)."""
+
+    grader: str
+    replies: int
+    unscored: int
+    parse_rate: float
+
+
 class ControlCounts(BaseModel):
     """Per grader and control kind: expectation met, broken, or undecided."""
 
@@ -164,6 +174,7 @@ class AuditSummary(BaseModel):
     ungraded: int
     unavailable: list[UnavailableAttempt]
     code_checker: CodeChecker
+    judge_replies: list[JudgeReplies]
     controls: list[ControlCounts]
     screen: Screen
     alarms: list[str]
@@ -247,6 +258,18 @@ def _code_checker(grades: list[CriterionGrade], graders: list[str]) -> CodeCheck
     return CodeChecker(criteria=len(code), checked=len(decided),
                        not_applicable=len(code) - len(decided),
                        not_applicable_reasons=dict(sorted(reasons.items())), agreement=agreement)
+
+
+def _judge_replies(grades: list[CriterionGrade], control_grades: list[ControlGrade]
+                   ) -> list[JudgeReplies]:
+    """Per LLM judge that rubric-audit ran (`judge:<model>`), its replies and the unscored."""
+    verdicts: dict[str, list[str]] = {}
+    for g in [*grades, *(c.grade for c in control_grades)]:
+        if g.grader.startswith("judge:"):
+            verdicts.setdefault(g.grader, []).append(g.verdict)
+    return [JudgeReplies(grader=grader, replies=len(seen), unscored=seen.count("unscored"),
+                         parse_rate=1 - seen.count("unscored") / len(seen))
+            for grader, seen in sorted(verdicts.items())]
 
 
 def _current(controls: list[Control], grades: list[ControlGrade]
@@ -419,6 +442,7 @@ def build_summary(store: AuditStore, threshold: float = 0.5,
         ungraded=sum(a.state == "ungraded" for a in attempts),
         unavailable=_unavailable(attempts),
         code_checker=_code_checker(grades, graders),
+        judge_replies=_judge_replies(grades, control_grades),
         controls=_control_counts(controls, graded),
         screen=screen(evidence, threshold),
         alarms=_alarms(tasks, controls, control_grades),
