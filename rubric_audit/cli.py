@@ -588,8 +588,9 @@ def grade_command(
         cut = f", {summary.cut_calls} of them cut at the output cap" if summary.cut_calls else ""
         out.print(f"Parsed {pct(summary.parse_rate)} of the judge's replies "
                   f"({summary.verdicts.get('unscored', 0)} unscored{cut}) in "
-                  f"{config.structured_mode} mode; longest call "
-                  f"{summary.longest_call_seconds:.1f} s, wall time {wall:.0f} s.")
+                  f"{config.structured_mode} mode; longest request "
+                  f"{summary.longest_request_seconds:.1f} s (timeout {config.timeout:g} s), "
+                  f"wall time {wall:.0f} s.")
     if summary.completed:
         out.print(f"Each graded attempt's grading run is in grades/{shown(judge_slug(judge))}.json "
                   f"beside its recorded grades.json; `audit` or `import` compares them.")

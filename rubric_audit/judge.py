@@ -11,7 +11,6 @@ from __future__ import annotations
 
 import hashlib
 import re
-import time
 from importlib import resources
 from pathlib import Path
 from string import Template
@@ -60,7 +59,7 @@ class GradingRun(BaseModel):
     cached_calls: int = 0
     structured_mode: str | None = None
     cut_calls: int = 0
-    longest_call_seconds: float = 0.0
+    longest_request_seconds: float = 0.0
 
 
 class GradeProgress(Protocol):
@@ -141,16 +140,14 @@ async def grade_attempt(config: ModelConfig, template: JudgeTemplate, task: Task
 
     async def one(criterion_id: str, text: str) -> None:
         async with limiter:
-            started = time.monotonic()
             try:
                 reply = await structured(config, judge_messages(
                     template, task, text, attempt.answer, artifacts), JudgeVerdict, cache)
             except ModelUnavailable as exc:
                 failures.append(exc.reason)
                 return
-            finally:
-                run.longest_call_seconds = max(run.longest_call_seconds,
-                                               round(time.monotonic() - started, 3))
+        run.longest_request_seconds = max(run.longest_request_seconds,
+                                          reply.longest_request_seconds)
         run.calls += 1
         run.cached_calls += reply.cached
         run.cut_calls += reply.cut
@@ -180,7 +177,7 @@ async def grade_attempt(config: ModelConfig, template: JudgeTemplate, task: Task
 class GradeSummary(BaseModel):
     """What a grading run did: attempts seen, graded (`ungraded` of them had no grade before),
     failed, and skipped because their agent run did not finish; the verdicts, the replies cut at
-    the output cap, the structured mode and the longest call (retries included)."""
+    the output cap, the structured mode and the longest request (each bounded by the timeout)."""
 
     attempts: int = 0
     completed: int = 0
@@ -193,7 +190,7 @@ class GradeSummary(BaseModel):
     cut_calls: int = 0
     usage: Usage = Field(default_factory=Usage.zero)
     structured_mode: str | None = None
-    longest_call_seconds: float = 0.0
+    longest_request_seconds: float = 0.0
 
     @property
     def parse_rate(self) -> float | None:
@@ -236,8 +233,8 @@ async def grade_runs(run_paths: list[Path], config: ModelConfig, template: Judge
     async def one(attempt: Attempt) -> None:
         run = await grade_attempt(config, template, known[attempt.task_id], attempt, cache,
                                   limiter, progress)
-        summary.longest_call_seconds = max(summary.longest_call_seconds,
-                                           run.longest_call_seconds)
+        summary.longest_request_seconds = max(summary.longest_request_seconds,
+                                              run.longest_request_seconds)
         if run.grading_run_status == "error":
             summary.errored += 1
             return

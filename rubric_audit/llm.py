@@ -32,7 +32,7 @@ from collections.abc import Awaitable, Callable, Collection, Iterator
 from contextlib import contextmanager
 from email.utils import parsedate_to_datetime
 from pathlib import Path
-from time import time
+from time import monotonic, time
 from typing import Any, Literal
 
 import anyio
@@ -354,19 +354,48 @@ async def _with_retries(config: ModelConfig, call: Callable[[], Awaitable[Any]])
     raise AssertionError("unreachable: tenacity returns or raises")
 
 
-def _bounded(config: ModelConfig, schema: dict[str, Any] | None = None
-             ) -> Callable[..., Awaitable[Any]]:
-    """litellm's acompletion under the config's timeout; with `schema`, the JSON object it asks
-    for is constrained by it (`{"type": "json_object", "schema": ...}`)."""
-    litellm = _litellm()
+class _Bounded:
+    """`request`: litellm's acompletion under the config's timeout, the longest request's seconds
+    kept (`longest`).
 
-    async def completion(**kwargs: Any) -> Any:
-        if schema is not None:
-            kwargs["response_format"] = {"type": "json_object", "schema": schema}
-        with _deadline(config.timeout):
-            return await litellm.acompletion(**kwargs)
+    With `schema`, the JSON object it asks for is constrained by it (`{"type": "json_object",
+    "schema": ...}`). With `lenient`, a reply whose JSON is invalid only for raw control
+    characters inside its strings (a newline where `\\n` belongs: llama.cpp's grammar lets a
+    small model write them) is given to the parser re-encoded, so it is read as it was meant
+    rather than re-asked.
+    """
 
-    return completion
+    def __init__(self, config: ModelConfig, schema: dict[str, Any] | None = None,
+                 lenient: bool = False) -> None:
+        self.config, self.schema, self.lenient = config, schema, lenient
+        self.longest = 0.0
+
+    async def request(self, **kwargs: Any) -> Any:
+        if self.schema is not None:
+            kwargs["response_format"] = {"type": "json_object", "schema": self.schema}
+        started = monotonic()
+        try:
+            with _deadline(self.config.timeout):
+                response = await _litellm().acompletion(**kwargs)
+        finally:
+            self.longest = max(self.longest, monotonic() - started)
+        if self.lenient:
+            _reencode_json(response)
+        return response
+
+
+def _reencode_json(response: Any) -> None:
+    message = response.choices[0].message if getattr(response, "choices", None) else None
+    content = getattr(message, "content", None)
+    if not isinstance(content, str):
+        return
+    try:
+        json.loads(content)
+    except ValueError:
+        try:
+            message.content = json.dumps(json.loads(content, strict=False), ensure_ascii=False)
+        except ValueError:
+            return
 
 
 async def complete(config: ModelConfig, messages: list[dict[str, Any]],
@@ -375,8 +404,8 @@ async def complete(config: ModelConfig, messages: list[dict[str, Any]],
     retrying transient provider errors."""
     litellm = _litellm()
     kwargs = _request(config, messages, AGENT_OUTPUT_CAP, tools=tools, **extra)
-    call = _bounded(config)
-    response = await _with_retries(config, lambda: call(**kwargs))
+    call = _Bounded(config)
+    response = await _with_retries(config, lambda: call.request(**kwargs))
     choice = response.choices[0]
     return Completion(message=_message(choice.message),
                       usage=_usage(litellm, config.model, response),
@@ -477,16 +506,17 @@ ProbeResult = Literal["applied", "ignored", "refused"]
 
 async def probe_mode(config: ModelConfig, mode: StructuredMode, option: str) -> ProbeResult:
     """What the provider does with a request in `mode` (one tiny call): applies the schema,
-    ignores it, or refuses the request (an HTTP 4xx, or litellm's refusal of the parameter); a
+    ignores it, or refuses the request (any HTTP error: llama-cpp-python's server answers a
+    response format it does not know with a 500; or litellm's refusal of the parameter); a
     provider that stops answering is a ModelSetupError, as at the preflight."""
     if mode == "json":
         return "applied"
-    probe = _check_config(config)
+    probe = _check_config(config).model_copy(update={"retries": 0})  # the check just passed
     try:
         reply = await complete(probe, [{"role": "user", "content": PREFLIGHT_PROMPT}],
                                **_probe_request(mode))
     except ModelUnavailable as exc:
-        if provider_answer(exc.__cause__ or exc).transient:
+        if provider_answer(exc.__cause__ or exc).kind in ("unreachable", "slow"):
             raise ModelSetupError(config.model, option, _setup_problem(
                 exc.__cause__ or exc, probe, _provider(config, option))) from None
         return "refused"
@@ -599,20 +629,22 @@ def default_cache_path() -> Path:
 
 class Structured(BaseModel):
     """A structured reply: the parsed object (None when unparseable, with the error; `cut` when
-    the reply ran into the output cap), usage, and cache hit."""
+    the reply ran into the output cap), usage, cache hit, and the longest of its requests (each
+    bounded by the config's timeout; re-asks and retries are requests of their own)."""
 
     value: Any = None
     usage: Usage = Field(default_factory=Usage.zero)
     cached: bool = False
     error: str | None = None
     cut: bool = False
+    longest_request_seconds: float = 0.0
 
 
 def _instructor_mode(mode: StructuredMode) -> Any:
     import instructor
 
     return {"json-schema": instructor.Mode.JSON_SCHEMA, "tools": instructor.Mode.TOOLS}.get(
-        mode, instructor.Mode.JSON)  # json-object-schema: JSON mode, its schema added by _bounded
+        mode, instructor.Mode.JSON)  # json-object-schema: JSON mode, its schema added by _Bounded
 
 
 async def structured(config: ModelConfig, messages: list[dict[str, Any]],
@@ -638,9 +670,9 @@ async def structured(config: ModelConfig, messages: list[dict[str, Any]],
     from instructor.core import IncompleteOutputException, InstructorRetryException
 
     mode = config.structured_mode or capability_mode(config)
-    client = instructor.from_litellm(
-        _bounded(config, schema if mode == "json-object-schema" else None),
-        mode=_instructor_mode(mode))
+    bounded = _Bounded(config, schema if mode == "json-object-schema" else None,
+                       lenient=mode != "tools")
+    client = instructor.from_litellm(bounded.request, mode=_instructor_mode(mode))
     kwargs = _request(config, messages, STRUCTURED_OUTPUT_CAP)
     errors = _provider_errors()
 
@@ -664,10 +696,11 @@ async def structured(config: ModelConfig, messages: list[dict[str, Any]],
         raise provider  # outside the handler, so its own chain (the provider's answer) is kept
 
     reply = await _with_retries(config, call)
+    longest = round(bounded.longest, 3)
     if isinstance(reply, Structured):
-        return reply
+        return reply.model_copy(update={"longest_request_seconds": longest})
     value, completion = reply
     usage = _usage(litellm, config.model, completion)
     if cache is not None:
         cache.put(key, config.model, value.model_dump_json(), usage)
-    return Structured(value=value, usage=usage)
+    return Structured(value=value, usage=usage, longest_request_seconds=longest)

@@ -150,7 +150,7 @@ def test_a_llama_cpp_like_server_gets_schema_constrained_json_and_the_parse_rate
                            ["rationale", "verdict"] for f in formats)
     said = " ".join(result.stdout.split())
     assert "Parsed 100.0% of the judge's replies (0 unscored) in json-object-schema mode" in said
-    assert "longest call" in said and "wall time" in said
+    assert "longest request" in said and "wall time" in said
     [written, *_] = [json.loads(p.read_text()) for p in runs.rglob("grades/*.json")]
     assert written["structured_mode"] == "json-object-schema"
 

@@ -357,3 +357,13 @@ def test_litellm_log_lines_go_to_the_log_file_not_the_screen(tmp_path: Path, cap
     monkeypatch.delenv("RUBRIC_AUDIT_DEBUG")
     monkeypatch.delenv("RUBRIC_AUDIT_LOG")
     _quiet_libraries()
+
+
+def test_raw_control_characters_inside_json_strings_are_read_not_re_asked() -> None:
+    """llama.cpp's grammar lets a small model write a newline inside a string."""
+    with FakeOpenAI(scripted([text('{"verdict": "line one\nline two"}')])) as server:
+        reply = anyio.run(structured, config(server), [{"role": "user", "content": "hi"}],
+                          Verdict)
+        assert len(server.requests) == 1
+    assert reply.value.verdict == "line one\nline two"
+    assert 0 < reply.longest_request_seconds < 5
