@@ -70,8 +70,9 @@ def _global_options(debug: Annotated[bool, typer.Option(
         help="Show the traceback of an internal error instead of one line, and the log lines "
              "of the libraries (litellm) on stderr too.")] = False) -> None:
     _Options.debug = debug
-    if debug:  # read by rubric_audit.llm when it sets up litellm's logging
-        os.environ["RUBRIC_AUDIT_DEBUG"] = "1"
+    from rubric_audit import llm  # litellm itself is imported only by a command that calls models
+
+    llm.show_library_logs = debug
 
 
 def _spelled(command: Callable[..., object]) -> dict[str, str]:

@@ -129,6 +129,7 @@ class CallTimedOut(TimeoutError):
 
 
 LIBRARY_LOGGERS = ("LiteLLM", "LiteLLM Router", "LiteLLM Proxy", "httpx")
+show_library_logs = False  # --debug: litellm's log lines on stderr too
 
 
 def library_log_path() -> Path:
@@ -144,7 +145,7 @@ def library_log_path() -> Path:
 def _quiet_libraries() -> None:
     """litellm's log lines (its "LoggingWorker: event loop changed", its cost map) are not the
     user's business: they go to the log file (created with the first line, kept under 1 MB), and
-    to stderr as well only with --debug (RUBRIC_AUDIT_DEBUG)."""
+    to stderr as well only with --debug (`show_library_logs`, or RUBRIC_AUDIT_DEBUG)."""
     path = library_log_path()
     handlers: list[logging.Handler] = []
     try:
@@ -153,7 +154,8 @@ def _quiet_libraries() -> None:
             path, maxBytes=1_000_000, backupCount=1, delay=True, encoding="utf-8"))
     except OSError:  # no writable log folder: the lines are dropped, never shown
         pass
-    if os.environ.get("RUBRIC_AUDIT_DEBUG", "").lower() in ("1", "true", "yes"):
+    if show_library_logs or os.environ.get("RUBRIC_AUDIT_DEBUG", "").lower() in ("1", "true",
+                                                                                 "yes"):
         handlers.append(logging.StreamHandler())
     formatter = logging.Formatter("%(asctime)s %(name)s %(levelname)s %(message)s")
     for handler in handlers:

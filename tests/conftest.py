@@ -54,6 +54,14 @@ END:VCALENDAR\r
 """
 
 
+@pytest.fixture(autouse=True, scope="session")
+def _library_log(tmp_path_factory: pytest.TempPathFactory) -> None:
+    """litellm's log lines go to a file of the test session's, not the user's log folder."""
+    import os
+
+    os.environ.setdefault("RUBRIC_AUDIT_LOG", str(tmp_path_factory.mktemp("log") / "rubric-audit.log"))
+
+
 def write_json(path: Path, data: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2))

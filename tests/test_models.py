@@ -354,9 +354,8 @@ def test_litellm_log_lines_go_to_the_log_file_not_the_screen(tmp_path: Path, cap
     _quiet_libraries()
     logging.getLogger("LiteLLM").warning("shown with --debug")
     assert "shown with --debug" in capfd.readouterr().err
-    monkeypatch.delenv("RUBRIC_AUDIT_DEBUG")
-    monkeypatch.delenv("RUBRIC_AUDIT_LOG")
-    _quiet_libraries()
+    monkeypatch.undo()
+    _quiet_libraries()  # as the session had it
 
 
 def test_raw_control_characters_inside_json_strings_are_read_not_re_asked() -> None:
