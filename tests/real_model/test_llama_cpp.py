@@ -20,7 +20,7 @@ from rubric_audit.llm import CONSTRAINED_MODES, ModelConfig, check_models, struc
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.runs import load_runs
 from rubric_audit.runner import AttemptResult
-from tests.conftest import SAMPLE
+from tests.conftest import SAMPLE, make_benchmark, make_task, make_variant
 from tests.real_model.conftest import LlamaServer
 
 TASKS = ("kestrel_05", "meridian_04", "kestrel_04")
@@ -103,3 +103,29 @@ def test_run_one_task_writes_an_attempt_in_the_archipelago_layout(
     assert (row["status"], row["agent_status"]) == ("ungraded", outcome.state)
     [attempt] = load_runs([out]).attempts
     assert attempt.state == "ungraded", "the agent's own ending: a judge grades it"
+
+
+def test_audit_with_every_model_step_then_suggest(llama_server: LlamaServer,
+                                                  tmp_path: Path) -> None:
+    """The judge on the controls, model lints and model near misses, then suggestions, on a
+    one-task benchmark: every step answers (no provider failure) and the judge's replies parse."""
+    task = make_task()
+    bench = make_benchmark(tmp_path / "bench", tasks=[task])
+    make_variant(bench / "runs", "m1-base", "m/one", [
+        (task, 1, {"task_1_c1": "fail", "task_1_c2": "fail"}),
+        (task, 2, {"task_1_c1": "pass", "task_1_c2": "fail"})])
+    out = tmp_path / "out"
+    model = ["--api-base", llama_server.url, "--call-timeout", str(CALL_TIMEOUT)]
+    result = CliRunner().invoke(app, [
+        "audit", str(bench), "--out", str(out), "--judge", llama_server.model,
+        "--lint-model", llama_server.model, "--near-miss-model", llama_server.model,
+        "--concurrency", "1", *model], env=ENV)
+    assert result.exit_code == 0, f"{result.output}\n{llama_server.log_tail()}"
+    audited = json.loads((out / "audit.json").read_text())
+    assert audited["model_failures"] == [], audited["model_failures"]
+    [replies] = audited["judge_replies"]
+    assert replies["replies"] > 0 and replies["parse_rate"] >= 0.95, replies
+    suggested = CliRunner().invoke(app, ["suggest", str(out), "--model", llama_server.model,
+                                         *model], env=ENV)
+    assert suggested.exit_code == 0, f"{suggested.output}\n{llama_server.log_tail()}"
+    assert "Stored 1 suggestions" in suggested.stdout and "got none" not in suggested.stdout
