@@ -468,7 +468,8 @@ def _setup_problem(exc: BaseException, config: ModelConfig, provider: str) -> st
     if answer.kind == "slow":
         return (f"{where} is reachable but sent no answer to a one-line test call within "
                 f"{config.timeout:g} s ({config.retries + 1} tries): the server is up but slow "
-                f"or busy, not down; wait for it, or raise --call-timeout")
+                f"or busy, not down; run again when it is idle (the check waits the lesser of "
+                f"--call-timeout and {PREFLIGHT_TIMEOUT:g} s)")
     if answer.status in (401, 403):
         return f"credentials rejected (HTTP {answer.status}): check {key_setting}"
     if answer.status == 404:

@@ -116,16 +116,17 @@ def test_audit_with_every_model_step_then_suggest(llama_server: LlamaServer,
         (task, 2, {"task_1_c1": "pass", "task_1_c2": "fail"})])
     out = tmp_path / "out"
     model = ["--api-base", llama_server.url, "--call-timeout", str(CALL_TIMEOUT)]
+    env = {**ENV, "RUBRIC_AUDIT_CACHE": str(tmp_path / "cache.db")}  # every reply asked anew
     result = CliRunner().invoke(app, [
         "audit", str(bench), "--out", str(out), "--judge", llama_server.model,
         "--lint-model", llama_server.model, "--near-miss-model", llama_server.model,
-        "--concurrency", "1", *model], env=ENV)
+        "--concurrency", "1", *model], env=env)
     assert result.exit_code == 0, f"{result.output}\n{llama_server.log_tail()}"
     audited = json.loads((out / "audit.json").read_text())
     assert audited["model_failures"] == [], audited["model_failures"]
     [replies] = audited["judge_replies"]
     assert replies["replies"] > 0 and replies["parse_rate"] >= 0.95, replies
     suggested = CliRunner().invoke(app, ["suggest", str(out), "--model", llama_server.model,
-                                         *model], env=ENV)
+                                         *model], env=env)
     assert suggested.exit_code == 0, f"{suggested.output}\n{llama_server.log_tail()}"
     assert "Stored 1 suggestions" in suggested.stdout and "got none" not in suggested.stdout
