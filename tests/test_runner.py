@@ -173,6 +173,20 @@ def test_variant_stores_the_prompt_with_the_sentence_added(tmp_path: Path) -> No
     assert other.exit_code == 2 and "already exists" in other.stderr
 
 
+def test_run_without_a_terminal_prints_progress_lines_and_caps_each_step(
+        tmp_path: Path) -> None:
+    with FakeOpenAI(scripted([tool_call("final_answer", {"answer": "ok"})])) as server:
+        result = CliRunner().invoke(app, [
+            "run", str(SAMPLE), "--model", MODEL, "--out", str(tmp_path / "runs"), "--tasks",
+            "kestrel_06,kestrel_07", "--api-base", server.url, "--max-output-tokens", "300"],
+            env={"OPENAI_API_KEY": "sk-test"})
+        assert result.exit_code == 0, result.output
+        assert {r["max_tokens"] for r in server.work_requests} == {300}
+    lines = [line for line in result.stderr.splitlines() if " attempts (" in line]
+    assert lines and lines[-1].split(": ", 1)[1].startswith("2/2 attempts (completed 2 |"), \
+        result.stderr
+
+
 def test_interrupted_run_resumes_without_duplicates(tmp_path: Path) -> None:
     runs = tmp_path / "runs"
     args = [sys.executable, "-m", "rubric_audit", "run", str(SAMPLE), "--model", MODEL,
