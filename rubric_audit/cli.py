@@ -405,7 +405,7 @@ def search_command(
     from rubric_audit.search import search_audit
 
     hits = search_audit(out_dir, query, model, task, check, limit)
-    out.print(f"{len(hits)} match{'es' if len(hits) != 1 else ''} for {shown(query)!r}"
+    out.print(f"{len(hits)} match{'es' if len(hits) != 1 else ''} for {shown(repr(query))}"
               + (" (the first; raise --limit for more)" if len(hits) == limit else ""))
     for hit in hits:
         where = hit.attempt_id or f"{hit.task_id} (task)"

@@ -15,9 +15,10 @@ from collections.abc import Callable
 
 REASON_LIMIT = 200
 # C0 controls but tab and line feed, DEL and C1 controls, bidi embeddings, overrides and
-# isolates (they reorder what a reader sees), and lone surrogates (unencodable).
-UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"
-                    "\u2066-\u2069\ud800-\udfff]")
+# isolates (they reorder what a reader sees), zero-width characters and the byte-order mark (they
+# hide a difference: "pay" and "pa\u200by" look alike), and lone surrogates (unencodable).
+UNSAFE = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200b-\u200f\u202a-\u202e"
+                    "\u2060\u2066-\u2069\ufeff\ud800-\udfff]")
 FORMULA_START = ("=", "+", "-", "@", "\t", "\r")
 # Private-use marks around a stranger's text inside a report document (`stranger`), and around
 # the number of one held out of our own styling while report.html styles the rest (`html_text`).

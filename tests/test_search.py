@@ -77,3 +77,20 @@ def test_queue_filter_parts_and_phrases(imported_runs: Path) -> None:
 def test_search_without_an_audit_is_one_line_and_exit_2(tmp_path: Path) -> None:
     result = CliRunner().invoke(app, ["search", str(tmp_path), "x"])
     assert result.exit_code == 2 and "no audit.db here" in result.output
+
+
+def test_a_query_holding_markup_is_echoed_as_written(imported_runs: Path) -> None:
+    """The query is shown, never read as Rich markup: '[/]' crashed search, and a
+    '[link=file:...]' query printed a live terminal hyperlink."""
+    for query in ("[/]", "zz [link=file:///etc/passwd]x[/link]", "[red]zzz[/red]"):
+        result = CliRunner().invoke(app, ["search", str(imported_runs), query])
+        assert result.exit_code == 0, result.output
+        assert "\x1b" not in result.output
+        assert repr(query) in result.output.splitlines()[0]
+
+
+def test_zero_width_characters_are_shown_as_escapes() -> None:
+    from rubric_audit.text import visible
+
+    for char in "\u200b\u200c\u200d\u2060\ufeff":
+        assert visible(f"pa{char}y") == f"pa\\u{ord(char):04x}y"
