@@ -865,8 +865,10 @@ def suggest_command(
                           structured={"--model"})["--model"]
     data = ReviewData(out_dir, "suggest")
     try:
-        made, failed = anyio.run(suggest, data, config)
+        made, unusable, failed = anyio.run(suggest, data, config)
     finally:
         data.close()
-    out.print(f"Stored {made} suggestions from {shown(model)}" +
-              (f"; {failed} tasks got none (provider unavailable)." if failed else "."))
+    out.print(f"Stored {made} suggestions from {shown(model)}"
+              + (f"; {unusable} replies unusable (did not parse, or named a label the task does "
+                 f"not offer)" if unusable else "")
+              + (f"; {failed} tasks got none (provider unavailable)." if failed else "."))

@@ -43,12 +43,14 @@ def _evidence(data: ReviewData, task_id: str) -> str:
                         findings_text(details), gold_text(details)])
 
 
-async def suggest(data: ReviewData, config: ModelConfig) -> tuple[int, int]:
+async def suggest(data: ReviewData, config: ModelConfig) -> tuple[int, int, int]:
     """Suggest a label for every task in the failures and pass-audit queues (callers check the
-    model first: llm.check_models)."""
+    model first: llm.check_models). Returns (stored, unusable: a reply that did not parse or
+    named a label the task does not offer, failed: the provider was unavailable), so no reply
+    is dropped unsaid."""
     cache = ResponseCache(default_cache_path())
     stored = data.store.meta("suggestions", {}) or {}
-    made = failed = 0
+    made = unusable = failed = 0
     for queue, question in QUESTIONS.items():
         for task_id in data.queues[queue]:
             content = PROMPT.format(question=question, evidence=_evidence(data, task_id))
@@ -62,6 +64,8 @@ async def suggest(data: ReviewData, config: ModelConfig) -> tuple[int, int]:
                 stored[task_id] = {"label": reply.value.label, "reasons": reply.value.reasons,
                                    "model": config.model}
                 made += 1
+            else:
+                unusable += 1
     with data.store.transaction():
         data.store.set_meta("suggestions", stored)
-    return made, failed
+    return made, unusable, failed

@@ -6,6 +6,7 @@ from __future__ import annotations
 
 import csv
 import json
+import re
 import shutil
 from pathlib import Path
 
@@ -129,4 +130,10 @@ def test_audit_with_every_model_step_then_suggest(llama_server: LlamaServer,
     suggested = CliRunner().invoke(app, ["suggest", str(out), "--model", llama_server.model,
                                          *model], env=env)
     assert suggested.exit_code == 0, f"{suggested.output}\n{llama_server.log_tail()}"
-    assert "Stored 1 suggestions" in suggested.stdout and "got none" not in suggested.stdout
+    # plumbing, not quality: the one queued task's reply is stored or counted unusable, and the
+    # provider answered (a 270M model may well name no label the task offers)
+    stored = re.search(r"Stored (\d+) suggestions", suggested.stdout)
+    unusable = re.search(r"(\d+) replies unusable", suggested.stdout)
+    assert stored is not None and "got none" not in suggested.stdout, suggested.stdout
+    assert int(stored.group(1)) + (int(unusable.group(1)) if unusable else 0) == 1, \
+        suggested.stdout
