@@ -32,13 +32,14 @@ _STATE_DOWN = (r"loss(?:es)?|deficit|shortfall|short\s+of|unrecouped|overdrawn|s
 _REFERENCE = (r"(?=\s+(?:\w+\s+){0,5}?(?:budget|target|plan|forecast|baseline|guidance|benchmark|"
               r"cap|limit|threshold|average|median|consensus|estimate|prior|previous|last|"
               r"covenant|ceiling|floor|minimum|maximum)\b)")
+_NOT_AFTER_PREPOSITION = r"(?<!\bon\s)(?<!\bfor\s)(?<!\bfrom\s)(?<!\bof\s)"  # "on losses"
 _NOT_A_CHANGE = r"(?!\s+(?:rates?|ratios?|risks?|prevention|counts?|lines?|season|protection))"
 GOVERNING = re.compile(rf"(?<![-\w])(?:(?P<up>{_CHANGE_UP}|raise[sd]?|raising|boost(?:s|ed)?)|"
                        rf"(?P<down>{_CHANGE_DOWN}|lower(?:s|ed)?))\b(?!-){_NOT_A_CHANGE}", re.I)
 _CELL_END = r"(?=\s*(?:\||$|[.;,)]))"  # "| (38,600) over |": over what its row is a variance of
 CHANGE_BEFORE = re.compile(rf"(?<![-\w])(?:(?P<up>{_CHANGE_UP})|(?P<down>{_CHANGE_DOWN}))\b(?!-)"
                            rf"{_NOT_A_CHANGE}", re.I)  # a write-down or step-up is a noun
-STATE_BEFORE = re.compile(rf"(?<!\bon\s)(?<!\bfor\s)(?<!\bfrom\s)(?<!\bof\s)"
+STATE_BEFORE = re.compile(rf"{_NOT_AFTER_PREPOSITION}"
                           rf"\b(?:(?P<up>{_STATE_UP})|(?P<down>{_STATE_DOWN}))"
                           r"\s*(?:(?:of|by|was|is|were|at|stood\s+at|came\s+to|:)\s*)*$", re.I)
 AFTER = re.compile(
@@ -49,7 +50,7 @@ AFTER = re.compile(
     rf"|(?:in\s+)?(?P<up>{_STATE_UP}|ahead|(?:above|over)(?:{_REFERENCE}|{_CELL_END}))"
     rf"|(?:in\s+)?(?P<down>{_STATE_DOWN}|short|behind|(?:below|under)(?:{_REFERENCE}|{_CELL_END})))\b",
     re.I)
-STATE_WORD = re.compile(rf"(?<!\bon\s)(?<!\bfor\s)(?<!\bfrom\s)(?<!\bof\s)"
+STATE_WORD = re.compile(rf"{_NOT_AFTER_PREPOSITION}"
                         rf"\b(?:(?P<up>{_STATE_UP})|(?P<down>{_STATE_DOWN}))\b", re.I)
 BUDGET_STATE = re.compile(rf"\b(?:(?P<up>above|over|ahead\s+of)|(?P<down>below|under|behind))"
                           rf"{_REFERENCE}", re.I)
