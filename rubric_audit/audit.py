@@ -299,12 +299,13 @@ class AuditOptions(BaseModel):
     judge_mode: StructuredMode | None = None  # None: the strictest the judge applies
     max_output_tokens: int | None = Field(None, ge=1)
     call_timeout: float = Field(CALL_TIMEOUT, gt=0)
+    deadline: float | None = None  # time.monotonic(): when the model steps' time budget ends
 
     def models(self) -> dict[str, ModelConfig]:
         """The models given, by the option that names them (all give structured replies)."""
         return {option: ModelConfig(model=model, api_base=self.api_base,
                                     max_output_tokens=self.max_output_tokens,
-                                    timeout=self.call_timeout,
+                                    timeout=self.call_timeout, deadline=self.deadline,
                                     structured_mode=self.judge_mode if option == "--judge"
                                     else None)
                 for option, model in (("--judge", self.judge), ("--lint-model", self.lint_model),
@@ -539,7 +540,10 @@ def _audit(bench: Benchmark | None, paths: list[Path], out: Path, options: Audit
                                             options.near_miss_model) if m]})
             store.set_meta(INPUTS_META, {"fingerprint": inputs, "imported": imported.model_dump()}
                            if inputs and not failures else None)
-        summary = write_reports(store, folder)
+            # read inside the transaction: a stored row that cannot be read (a review with a
+            # label this tool does not know) undoes the whole audit, not only the reports
+            summary, files = rendered_reports(store)
+        _write_files(folder, files)
     return AuditResult(out=str(out), imported=imported, summary=summary)
 
 
@@ -559,19 +563,32 @@ def _reuse(out: Path, inputs: str | None) -> AuditResult | None:
                            reused=True)
 
 
-def write_reports(store: AuditStore, folder: Path) -> AuditSummary:
-    """findings.jsonl, audit.json, report.md and report.html from what the store holds."""
+def rendered_reports(store: AuditStore) -> tuple[AuditSummary, dict[str, str]]:
+    """findings.jsonl, audit.json, report.md and report.html (name -> text) from what the store
+    holds, all read before any is written: a row that cannot be read writes none of them."""
     settings = store.meta("audit", {})
     summary = build_summary(store, settings.get("unavailable_threshold", 0.5),
                             [SkippedStep(**s) for s in settings.get("skipped", [])],
                             settings.get("model_failures", []), settings.get("models_used", []))
     findings = store.findings()
-    write_atomic(folder / "findings.jsonl", "".join(f.model_dump_json() + "\n" for f in findings))
-    write_atomic(folder / "audit.json", json.dumps(summary.model_dump(), indent=2) + "\n")
     tasks = {t.id: t for t in store.tasks()}
-    write_atomic(folder / "report.md", render_markdown(summary, findings, tasks))
-    write_atomic(folder / "report.html", render_html(summary, findings, tasks))
+    return summary, {
+        "findings.jsonl": "".join(f.model_dump_json() + "\n" for f in findings),
+        "audit.json": json.dumps(summary.model_dump(), indent=2) + "\n",
+        "report.md": render_markdown(summary, findings, tasks),
+        "report.html": render_html(summary, findings, tasks)}
+
+
+def write_reports(store: AuditStore, folder: Path) -> AuditSummary:
+    """The reports of `rendered_reports`, written into `folder`."""
+    summary, files = rendered_reports(store)
+    _write_files(folder, files)
     return summary
+
+
+def _write_files(folder: Path, files: dict[str, str]) -> None:
+    for name, text in files.items():
+        write_atomic(folder / name, text)
 
 
 def report(out: Path) -> AuditSummary:

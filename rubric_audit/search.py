@@ -10,9 +10,12 @@ and audits do not pay for it and a search never sees stale text.
 from __future__ import annotations
 
 import re
+import sqlite3
 from collections.abc import Iterator
+from contextlib import contextmanager
 from pathlib import Path
 
+from rubric_audit.errors import InputError
 from rubric_audit.model import Attempt, Record, Task, Trajectory
 from rubric_audit.store import AuditStore, open_audit
 
@@ -102,12 +105,24 @@ def _stamp(store: AuditStore) -> list[float]:
             .fetchone()]
 
 
+@contextmanager
+def _index_in_use(store: AuditStore) -> Iterator[None]:
+    """Reading or rebuilding the index: SQLite refusing it (its blocks altered, so FTS5 cannot
+    even open the table) is a damaged store, said in one line, not an internal error."""
+    try:
+        yield
+    except sqlite3.DatabaseError as exc:
+        raise InputError(store.path, "search index", f"damaged ({exc}): this audit.db cannot be "
+                                                     "searched; audit again into a new --out "
+                                                     "to search it") from None
+
+
 def ensure_index(store: AuditStore) -> None:
     """Build the index if it is missing or older than what it indexes."""
     stamp = _stamp(store)
     if store.meta(INDEX_META) == stamp:
         return
-    with store.transaction():
+    with _index_in_use(store), store.transaction():
         store.db.execute("INSERT INTO search_index (search_index) VALUES ('delete-all')")
         store.db.execute("DELETE FROM search_rows")
         for row_id, (kind, task, attempt, step, criterion, grader, text) in enumerate(
@@ -166,7 +181,8 @@ def search(store: AuditStore, query: str, model: str = "", task: str = "", check
         args.append(check)
     sql.append("ORDER BY rank LIMIT ?")
     args.append(limit)
-    rows = store.db.execute(" ".join(sql), args).fetchall()
+    with _index_in_use(store):
+        rows = store.db.execute(" ".join(sql), args).fetchall()
     read: dict[str, Trajectory | None] = {}
     return [_hit(store, row, query, read) for row in rows]
 
@@ -199,9 +215,10 @@ def matching_tasks(store: AuditStore, text: str) -> set[str]:
     ensure_index(store)
     if not re.search(r"\w", text):
         return set()
-    return {r[0] for r in store.db.execute(
-        "SELECT DISTINCT r.task_id FROM search_index JOIN search_rows r "
-        "ON r.id = search_index.rowid WHERE search_index MATCH ?", (_match(text),))}
+    with _index_in_use(store):
+        return {r[0] for r in store.db.execute(
+            "SELECT DISTINCT r.task_id FROM search_index JOIN search_rows r "
+            "ON r.id = search_index.rowid WHERE search_index MATCH ?", (_match(text),))}
 
 
 def search_audit(out: Path, query: str, model: str = "", task: str = "", check: str = "",

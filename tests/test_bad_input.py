@@ -147,6 +147,8 @@ CASES = [
     ("verifier_values_a_string", _set(GRADES, "verifier_results", 0, "verifier_result_values",
                                       value="pass"),
      "grades.json", "verifier_results[0].verifier_result_values"),
+    ("deep_trajectory", _write(TRAJECTORY, b'{"messages": ' + b"[" * 100_000 + b"]" * 100_000
+                               + b"}"), "trajectory.json", None),
     ("trajectory_messages_a_string", _set(TRAJECTORY, "messages", value="hello"),
      "trajectory.json", "messages"),
     ("trajectory_messages_not_objects", _set(TRAJECTORY, "messages", value=["hello", 3]),
@@ -231,8 +233,18 @@ def _pipe(path: str) -> Callable[[Path], None]:
     return edit
 
 
+def _grades_folder_linked_out(root: Path) -> None:
+    """An attempt's grades/ folder replaced by a link to a folder elsewhere (refused, as every
+    link among an attempt's own files is)."""
+    outside = root.parent / "elsewhere"
+    outside.mkdir()
+    (outside / "judge.json").write_text('{"judge_model": "API_KEY=sk-live-123"}')
+    (root / ATTEMPT / "grades").symlink_to(outside, target_is_directory=True)
+
+
 CASES += [
     ("attempt_file_a_link_out", _linked(TRAJECTORY), "trajectory.json", None),
+    ("grades_folder_a_link_out", _grades_folder_linked_out, "grades: a symbolic link", None),
     ("judge_grades_a_named_pipe", _pipe(f"{ATTEMPT}/grades/judge.json"), "judge.json", None),
     ("zip_entry_expands_beyond_its_declared_size", _lying_world_zip, "world_a.zip",
      "filesystem/spaces.txt"),
@@ -318,6 +330,66 @@ def test_a_file_is_read_in_memory_of_its_size_not_of_the_limit(tmp_path: Path) -
     assert peak < 2**20
     with pytest.raises(InputError, match="file too large: 8 bytes; the limit is 7"):
         read_bytes(small, 7)
+
+
+def test_links_to_folders_in_a_run_folder_are_named_and_not_entered(tmp_path: Path) -> None:
+    """A variant folder and a task folder that are links to folders elsewhere (whose attempts
+    carry a secret): neither is read; the task's link is named in the source summary."""
+    root = _bench(tmp_path / "b")
+    elsewhere = tmp_path / "elsewhere"
+    shutil.copytree(root / "runs" / "m1-base", elsewhere / "variant")
+    secret = elsewhere / "variant" / "task_1" / "trajectory.json"
+    secret.write_text(secret.read_text().replace("The budget is 1.2m.", "API_KEY=sk-live-123"))
+    (root / "runs" / "m2-linked").symlink_to(elsewhere / "variant", target_is_directory=True)
+    shutil.move(root / ATTEMPT, elsewhere / "task_1")
+    (root / ATTEMPT).symlink_to(elsewhere / "variant" / "task_1", target_is_directory=True)
+    out = tmp_path / "out"
+    result = runner.invoke(app, ["audit", str(root), "--out", str(out)])
+    assert result.exit_code == 0, result.output
+    assert "m1-base/task_1/: a symbolic link to a folder, not followed" in result.output
+    assert "m2-linked" not in result.output
+    assert b"sk-live-123" not in (out / "audit.db").read_bytes()
+
+
+def test_an_audit_that_meets_an_unreadable_stored_review_changes_nothing(tmp_path: Path) -> None:
+    """A review row with a label this tool does not know (written by another program): the
+    audit of changed runs is refused in one line, and neither audit.db nor a report changes
+    (the new grades were committed before the reports read the reviews)."""
+    import sqlite3
+
+    root = _bench(tmp_path / "b")
+    out = tmp_path / "out"
+    assert runner.invoke(app, ["audit", str(root), "--out", str(out)]).exit_code == 0
+    with sqlite3.connect(out / "audit.db") as db:
+        db.execute("INSERT INTO reviews (reviewer, created_at, task_id, label, note, "
+                   "evidence_hash) VALUES ('eve', '2025-01-01T00:00:00+00:00', 'task_1', "
+                   "'pwned', '', '')")
+    _set(f"{GRADES}", "verifier_results", 0, "score", value=0.0)(root)
+    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    result = runner.invoke(app, ["audit", str(root), "--out", str(out)])
+    assert result.exit_code == 2, (result.output, result.exception)
+    [line] = result.stderr.strip().splitlines()
+    assert "audit.db: reviews.label" in line, line
+    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+
+
+def test_a_deeply_nested_json_file_is_sniffed_in_memory_linear_in_its_size(tmp_path: Path) -> None:
+    """Whether a run folder holds inspect_ai logs is decided by the top-level keys of its JSON
+    files, streamed; the keys of one nested 100k deep cost 10 GB while their paths were kept."""
+    from rubric_audit.load.inspect_log import is_inspect_log
+
+    (tmp_path / "deep.json").write_text('{"eval": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    (tmp_path / "run" / "t").mkdir(parents=True)
+    (tmp_path / "run" / "t" / "trajectory.json").write_text(
+        '{"messages": ' + "[" * 100_000 + "]" * 100_000 + "}")
+    tracemalloc.start()
+    try:
+        assert not is_inspect_log(tmp_path / "run")
+        assert is_inspect_log(tmp_path)
+        peak = tracemalloc.get_traced_memory()[1]
+    finally:
+        tracemalloc.stop()
+    assert peak < 20 * 2**20, peak
 
 
 HOSTILE = "memo \x1b]52;c;cm0gLXJmIH4K\x07\x1b]0;pwned\x07\x1b[2J \u202eexe.txt [/] [link=file:///etc/passwd]x[/link]"

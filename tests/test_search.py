@@ -94,3 +94,21 @@ def test_zero_width_characters_are_shown_as_escapes() -> None:
 
     for char in "\u200b\u200c\u200d\u2060\ufeff":
         assert visible(f"pa{char}y") == f"pa\\u{ord(char):04x}y"
+
+
+def test_a_damaged_search_index_is_one_line_and_exit_2(tmp_path: Path, imported_runs: Path) -> None:
+    """FTS5 blocks overwritten (the table cannot even be opened): search says the store is
+    damaged, naming it, where it was an internal error; the store is left as it was."""
+    import sqlite3
+
+    out = tmp_path / "out"
+    shutil.copytree(imported_runs, out)
+    assert CliRunner().invoke(app, ["search", str(out), SHEET]).exit_code == 0
+    with sqlite3.connect(out / "audit.db") as db:
+        db.execute("UPDATE search_index_data SET block = randomblob(64) WHERE id > 1")
+    before = (out / "audit.db").read_bytes()
+    result = CliRunner().invoke(app, ["search", str(out), SHEET])
+    assert result.exit_code == 2, result.output
+    [line] = result.stderr.strip().splitlines()
+    assert "audit.db: search index: damaged" in line and "internal error" not in line
+    assert (out / "audit.db").read_bytes() == before

@@ -128,6 +128,21 @@ async def test_slash_filters_the_queue_by_text_check_and_model(out: Path) -> Non
         assert app.task_ids == everything, "an empty filter clears it"
 
 
+async def test_a_filter_on_a_damaged_search_index_says_so_and_keeps_the_queue(out: Path) -> None:
+    import sqlite3
+
+    with sqlite3.connect(out / "audit.db") as db:
+        db.execute("UPDATE search_index_data SET block = randomblob(64) WHERE id > 1")
+    app = ReviewApp(ReviewData(out, "ana"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        await pilot.press("a")
+        everything = list(app.task_ids)
+        await type_filter(app, pilot, "WACC Build")
+        assert app.task_ids == everything and app.is_running
+        assert any("search index: damaged" in n.message for n in app._notifications)
+
+
 @pytest.fixture
 def markup_names_audit(tmp_path: Path) -> Path:
     """An audit of one variant folder named `x[@click="]`, of the model `m/[b]one`."""

@@ -320,11 +320,16 @@ class ReviewApp(App[None]):
         async def apply(query: str | None) -> None:
             if query is None:
                 return
-            self.filter = parse_filter(query)
+            wanted = parse_filter(query)
             labels = {t: f"{r.label} {LABEL_NAMES[r.label]}" for t, r in self.data.mine().items()
                       if r.label}
-            self.kept = None if self.filter.is_empty() else filter_tasks(
-                self.data.store, self.data.tasks, self.filter, labels)
+            try:
+                kept = None if wanted.is_empty() else filter_tasks(
+                    self.data.store, self.data.tasks, wanted, labels)
+            except InputError as exc:  # a damaged search index: the queue stays as it was
+                self.say(str(exc), "error")
+                return
+            self.filter, self.kept = wanted, kept
             self.position = 0
             self.say(f"{len(self.task_ids)} tasks match {self.filter.describe()}"
                         if self.kept is not None else "filter cleared")

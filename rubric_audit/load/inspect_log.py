@@ -95,15 +95,22 @@ def _top_level_keys(path: Path) -> Iterator[str]:
     with open_regular(path) as fh:
         # use_float: its C parser given an integer past Python's 4,300 digits crashed the
         # process (a segmentation fault); so yajl's own 64-bit integers, past them a JSONError
-        events = ijson.parse(fh, use_float=True)
+        # basic_parse, not parse: parse's prefixes ("messages.item.item...") grow with depth,
+        # and a deeply nested value cost memory quadratic in its depth (10 GB for 100k levels)
+        events = ijson.basic_parse(fh, use_float=True)
         try:
-            if next(events, None) != ("", "start_map", None):
+            if next(events, None) != ("start_map", None):
                 raise ValueError("not a JSON object")
-            for prefix, event, value in events:
-                if prefix == "" and event == "map_key":
+            depth = 1
+            for event, value in events:
+                if depth == 1 and event == "map_key":
                     yield value
-                elif prefix == "" and event == "end_map":
-                    return
+                elif event in ("start_map", "start_array"):
+                    depth += 1
+                elif event in ("end_map", "end_array"):
+                    depth -= 1
+                    if depth == 0:
+                        return
         except ijson.JSONError as exc:
             raise ValueError(first_line(str(exc), 80) or "not JSON") from None
 

@@ -219,22 +219,39 @@ def _is_attempt_dir(folder: Path) -> bool:
     return any((folder / name).is_file() for name in ATTEMPT_FILES)
 
 
+def _subfolders(folder: Path) -> tuple[list[Path], list[str]]:
+    """The folders in `folder`, sorted, and the names of its links to folders: those are not
+    entered (a link could lead anywhere on this machine, and its text would reach audit.db and a
+    judge), and are named in the source summary instead."""
+    with os.scandir(folder) as entries:
+        listed = sorted(entries, key=lambda e: e.name)
+    return ([Path(e.path) for e in listed if e.is_dir(follow_symlinks=False)],
+            [e.name for e in listed if e.is_symlink() and e.is_dir()])
+
+
+def _linked(folder: Path, names: list[str]) -> list[str]:
+    return [f"{(folder / name).as_posix()}/: a symbolic link to a folder, not followed"
+            for name in names]
+
+
 def _is_variant_dir(folder: Path) -> bool:
     if (folder / RESULTS_CSV).is_file() or (folder / FAILURES_JSONL).is_file():
         return True
-    return any(child.is_dir() and (_is_attempt_dir(child) or any(_attempt_subdirs(child)))
-               for child in folder.iterdir())
+    return any(_is_attempt_dir(child) or any(_attempt_subdirs(child)[0])
+               for child in _subfolders(folder)[0])
 
 
-def _attempt_subdirs(task_dir: Path) -> list[tuple[int, Path]]:
+def _attempt_subdirs(task_dir: Path) -> tuple[list[tuple[int, Path]], list[str]]:
+    """The numbered attempt folders of a task, and the names of its links to folders."""
     found = []
-    for child in task_dir.iterdir():
+    folders, linked = _subfolders(task_dir)
+    for child in folders:
         match = ATTEMPT_DIR.fullmatch(child.name)
-        if child.is_dir() and match and int(match.group(1)) >= 1:
+        if match and int(match.group(1)) >= 1:
             if int(match.group(1)) > MAX_INDEX:
                 raise InputError(child, None, f"attempt number above {MAX_INDEX:,}")
             found.append((int(match.group(1)), child))
-    return sorted(found)
+    return sorted(found), linked
 
 
 ARCHIPELAGO_LAYOUT = "results.csv or task folders, or a folder of such variant folders"
@@ -248,7 +265,7 @@ def variant_dirs(path: Path, expected: str = ARCHIPELAGO_LAYOUT) -> list[Path]:
         raise InputError(path, None, "no such run folder")
     if _is_variant_dir(path):
         return [path]
-    found = sorted(child for child in path.iterdir() if child.is_dir() and _is_variant_dir(child))
+    found = [child for child in _subfolders(path)[0] if _is_variant_dir(child)]
     if not found:
         raise InputError(path, None, f"not a run folder: expected {expected}")
     return found
@@ -496,15 +513,16 @@ def _judge_runs(folder: Path) -> list[tuple[str, RecordedGrading]]:
     return runs
 
 
-def _attempt_folders(task_dir: Path) -> list[tuple[int, Path]]:
-    """Attempt k of a task: `attempt_<k>/` folders; files directly in the task folder are attempt 1."""
-    numbered = _attempt_subdirs(task_dir)
+def _attempt_folders(task_dir: Path) -> tuple[list[tuple[int, Path]], list[str]]:
+    """Attempt k of a task: `attempt_<k>/` folders; files directly in the task folder are attempt
+    1. And the names of the task folder's links to folders, not followed."""
+    numbered, linked = _attempt_subdirs(task_dir)
     if _is_attempt_dir(task_dir):
         if any(k == 1 for k, _ in numbered):
             raise InputError(task_dir, None, "holds attempt files and an attempt_1 folder: "
                                              "which one is attempt 1 is ambiguous")
         numbered.insert(0, (1, task_dir))
-    return numbered
+    return numbered, linked
 
 
 def _fallback_models(variant: str, rows: list[dict[str, str]],
@@ -537,7 +555,9 @@ def load_variant(variant_dir: Path) -> RecordedRuns:
     unmapped = []
     model_from: Counter[str] = Counter()
     answer_rules: Counter[str] = Counter()
-    for task_dir in sorted(p for p in variant_dir.iterdir() if p.is_dir()):
+    task_dirs, linked = _subfolders(variant_dir)
+    unmapped += _linked(Path(variant), linked)
+    for task_dir in task_dirs:
         task_id = task_dir.name
         try:
             path_safe(task_id)
@@ -545,7 +565,8 @@ def load_variant(variant_dir: Path) -> RecordedRuns:
             raise InputError(task_dir, "name", str(exc)) from None
         row = row_by_task.get(task_id) or {
             k: str(v) for k, v in failure_by_task.get(task_id, {}).items()}
-        folders = _attempt_folders(task_dir)
+        folders, linked = _attempt_folders(task_dir)
+        unmapped += _linked(Path(variant, task_id), linked)
         if not folders:
             unmapped.append(f"{task_dir.name}/: no attempt files")
         for index, folder in folders:
