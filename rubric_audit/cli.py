@@ -58,6 +58,11 @@ MaxOutputOption = Annotated[int | None, typer.Option(
 CallTimeoutOption = Annotated[float, typer.Option(
     "--call-timeout", min=1, max=86_400,
     help="Seconds a model request may take before it is cut (retried like a lost connection).")]
+TimeBudgetOption = Annotated[float | None, typer.Option(
+    "--time-budget", min=1, max=30 * 86_400,
+    help="Seconds the command's model calls may take in all, from its start: calls not made or "
+         "not finished by then are recorded as unavailable (never as failures), what was done is "
+         "kept.")]
 
 
 class _Options:
@@ -248,12 +253,15 @@ def _counted(counts: dict[str, int], separator: str = ", ") -> str:
 
 
 def _model_config(model: str, api_base: str | None, max_output_tokens: int | None = None,
-                  call_timeout: float = 120.0, mode: JudgeMode = "auto") -> ModelConfig:
-    """A model as the command line sets it: `auto` leaves the structured mode to the check."""
-    from rubric_audit.llm import ModelConfig
+                  call_timeout: float = 120.0, mode: JudgeMode = "auto",
+                  time_budget: float | None = None) -> ModelConfig:
+    """A model as the command line sets it: `auto` leaves the structured mode to the check; the
+    time budget runs from now."""
+    from rubric_audit.llm import ModelConfig, deadline_after
 
     return ModelConfig(model=model, api_base=api_base, max_output_tokens=max_output_tokens,
-                       timeout=call_timeout, structured_mode=None if mode == "auto" else mode)
+                       timeout=call_timeout, structured_mode=None if mode == "auto" else mode,
+                       deadline=deadline_after(time_budget))
 
 
 class _GradeProgress:
@@ -316,16 +324,19 @@ def audit_command(
     judge_mode: JudgeModeOption = "auto",
     max_output_tokens: MaxOutputOption = None,
     call_timeout: CallTimeoutOption = 120.0,
+    time_budget: TimeBudgetOption = None,
 ) -> None:
     """The main job: load, validate, check, control and score; models only where given."""
     from rubric_audit.audit import AuditOptions, audit_inputs, run_audit
+    from rubric_audit.llm import deadline_after
 
     options = AuditOptions(judge=judge, judge_template=judge_template, lint_model=lint_model,
                            near_miss_model=near_miss_model, repeats=repeats,
                            unavailable_threshold=unavailable_threshold, api_base=api_base,
                            concurrency=concurrency, cache=cache,
                            judge_mode=None if judge_mode == "auto" else judge_mode,
-                           max_output_tokens=max_output_tokens, call_timeout=call_timeout)
+                           max_output_tokens=max_output_tokens, call_timeout=call_timeout,
+                           deadline=deadline_after(time_budget))
     bench, runs = audit_inputs(paths or [], bench, runs)
     result = run_audit(bench, runs, out_dir, options)
     if result.reused:
@@ -490,6 +501,7 @@ def run_command(
              "attempt.")] = None,
     max_output_tokens: MaxOutputOption = None,
     call_timeout: CallTimeoutOption = 120.0,
+    time_budget: TimeBudgetOption = None,
 ) -> None:
     """Run an agent (any litellm model) on the benchmark's tasks through the workspace."""
     from rubric_audit.llm import check_models
@@ -503,7 +515,8 @@ def run_command(
     benchmark = load_benchmark(bench)
     chosen = select_tasks(benchmark, tasks.split(",") if tasks else None, sample, seed)
     spec = make_variant(model, variant, system_prompt, add_sentence or [], drop_sentence or [])
-    config = _model_config(model, api_base, max_output_tokens, call_timeout)
+    config = _model_config(model, api_base, max_output_tokens, call_timeout,
+                           time_budget=time_budget)
     check_variant(out_dir, spec)
     check_models({"--model": config})
     claim_variant(out_dir, spec)
@@ -560,6 +573,7 @@ def grade_command(
     judge_mode: JudgeModeOption = "auto",
     max_output_tokens: MaxOutputOption = None,
     call_timeout: CallTimeoutOption = 120.0,
+    time_budget: TimeBudgetOption = None,
 ) -> None:
     """Grade recorded attempts with an LLM judge, one call per criterion, beside the recorded grades."""
     import anyio
@@ -571,7 +585,7 @@ def grade_command(
     template = load_template(judge_template)
     tasks = {t.id: t for t in load_benchmark(bench).tasks} if bench else None
     config = check_models({"--judge": _model_config(judge, api_base, max_output_tokens,
-                                                    call_timeout, judge_mode)},
+                                                    call_timeout, judge_mode, time_budget)},
                           structured={"--judge"})["--judge"]
     started = time.monotonic()
     with _GradeProgress(f"grading with {judge}") as progress:
@@ -582,7 +596,9 @@ def grade_command(
     cost = "unknown" if summary.usage.cost is None else f"${summary.usage.cost:.4f}"
     out.print(f"Graded {summary.completed} attempts with {shown(judge)}, {summary.ungraded} of them "
               f"ungraded until now ({summary.errored} could not be graded: provider unavailable; "
-              f"{summary.skipped} skipped: the agent run did not finish). "
+              + (f"{summary.out_of_time} not graded: the time budget was spent; "
+                 if summary.out_of_time else "")
+              + f"{summary.skipped} skipped: the agent run did not finish). "
               f"Verdicts: {verdicts}. Calls: {summary.calls} ({summary.cached_calls} from cache), "
               f"{summary.usage.total_tokens:,} tokens, cost {cost}.")
     if summary.parse_rate is not None:
@@ -715,6 +731,7 @@ def ablate_command(
     judge_mode: JudgeModeOption = "auto",
     max_output_tokens: MaxOutputOption = None,
     call_timeout: CallTimeoutOption = 120.0,
+    time_budget: TimeBudgetOption = None,
 ) -> None:
     """Toggle one prompt sentence and measure what it does (paired over tasks)."""
     import anyio
@@ -734,9 +751,10 @@ def ablate_command(
         from rubric_audit.llm import check_models
 
         checked = check_models({
-            "--model": _model_config(model, api_base, max_output_tokens, call_timeout),
+            "--model": _model_config(model, api_base, max_output_tokens, call_timeout,
+                                     time_budget=time_budget),
             "--judge": _model_config(judge, api_base, max_output_tokens, call_timeout,
-                                     judge_mode)}, structured={"--judge"})
+                                     judge_mode, time_budget)}, structured={"--judge"})
         agent, judged_by = checked["--model"], checked["--judge"]
         compare_arms, grader = anyio.run(_run_arms, benchmark, agent, sentence, judged_by, out_dir,
                                          tasks, attempts, concurrency), f"judge:{judge}"
@@ -852,6 +870,7 @@ def suggest_command(
     api_base: Annotated[str | None, typer.Option(help="Provider base URL.")] = None,
     max_output_tokens: MaxOutputOption = None,
     call_timeout: CallTimeoutOption = 120.0,
+    time_budget: TimeBudgetOption = None,
 ) -> None:
     """Have a model propose a label, with reasons, for each queued task (shown, never applied)."""
     import anyio
@@ -861,7 +880,7 @@ def suggest_command(
     from tui.data import ReviewData
 
     config = check_models({"--model": _model_config(model, api_base, max_output_tokens,
-                                                    call_timeout)},
+                                                    call_timeout, time_budget=time_budget)},
                           structured={"--model"})["--model"]
     data = ReviewData(out_dir, "suggest")
     try:

@@ -21,7 +21,7 @@ from pydantic import BaseModel, Field
 
 from rubric_audit.atomic import write_atomic
 from rubric_audit.errors import InputError, read_text
-from rubric_audit.llm import ModelConfig, ModelUnavailable, ResponseCache, structured
+from rubric_audit.llm import BUDGET_SPENT, ModelConfig, ModelUnavailable, ResponseCache, structured
 from rubric_audit.load.snapshots import read_artifacts, shown_name
 from rubric_audit.load.world import file_text
 from rubric_audit.model import Attempt, Task, Usage
@@ -176,13 +176,15 @@ async def grade_attempt(config: ModelConfig, template: JudgeTemplate, task: Task
 
 class GradeSummary(BaseModel):
     """What a grading run did: attempts seen, graded (`ungraded` of them had no grade before),
-    failed, and skipped because their agent run did not finish; the verdicts, the replies cut at
-    the output cap, the structured mode and the longest request (each bounded by the timeout)."""
+    failed (the provider unavailable), left when the time budget ended, and skipped because
+    their agent run did not finish; the verdicts, the replies cut at the output cap, the
+    structured mode and the longest request (each bounded by the timeout)."""
 
     attempts: int = 0
     completed: int = 0
     ungraded: int = 0
     errored: int = 0
+    out_of_time: int = 0
     skipped: int = 0
     verdicts: dict[str, int] = Field(default_factory=dict)
     calls: int = 0
@@ -236,7 +238,10 @@ async def grade_runs(run_paths: list[Path], config: ModelConfig, template: Judge
         summary.longest_request_seconds = max(summary.longest_request_seconds,
                                               run.longest_request_seconds)
         if run.grading_run_status == "error":
-            summary.errored += 1
+            if run.error == BUDGET_SPENT:
+                summary.out_of_time += 1
+            else:
+                summary.errored += 1
             return
         write_grading_run(attempt, run)
         summary.completed += 1

@@ -80,9 +80,11 @@ class ModelConfig(BaseModel):
     """Which model to call, how hard to try, and how to bound each call.
 
     `max_output_tokens` None is the cap of the call's kind (STRUCTURED_OUTPUT_CAP,
-    AGENT_OUTPUT_CAP); `timeout` bounds each request, retries apart. `structured_mode` None is
-    chosen when the model is checked (`check_models`), or from litellm's capability data alone
-    for a model that was not checked.
+    AGENT_OUTPUT_CAP); `timeout` bounds each request, retries apart; `deadline` (a
+    `time.monotonic()` reading, the end of the command's `--time-budget`) bounds them all: no
+    request starts after it and none outlasts it. `structured_mode` None is chosen when the
+    model is checked (`check_models`), or from litellm's capability data alone for a model that
+    was not checked.
     """
 
     model: str
@@ -94,6 +96,22 @@ class ModelConfig(BaseModel):
     retries: int = 3
     backoff: float = 1.0
     structured_mode: StructuredMode | None = None
+    deadline: float | None = None
+
+    def request_seconds(self) -> float:
+        """How long the next request may take: its timeout, or less where the command's time
+        budget ends sooner; BudgetSpent once it has ended."""
+        if self.deadline is None:
+            return self.timeout
+        left = self.deadline - monotonic()
+        if left <= 0:
+            raise BudgetSpent()
+        return min(self.timeout, left)
+
+
+def deadline_after(seconds: float | None) -> float | None:
+    """The deadline of a time budget of `seconds` from now (None: no budget)."""
+    return None if seconds is None else monotonic() + seconds
 
 
 class Completion(BaseModel):
@@ -111,6 +129,17 @@ class ModelUnavailable(Exception):
     def __init__(self, reason: str) -> None:
         self.reason = reason
         super().__init__(reason)
+
+
+BUDGET_SPENT = ("the command's time budget (--time-budget) was spent before this call could "
+                "be made or finished")
+
+
+class BudgetSpent(ModelUnavailable):
+    """The command's time budget ended: calls not made are unavailable, never failed."""
+
+    def __init__(self) -> None:
+        super().__init__(BUDGET_SPENT)
 
 
 class ModelSetupError(InputError):
@@ -341,18 +370,23 @@ async def _with_retries(config: ModelConfig, call: Callable[[], Awaitable[Any]])
         asked = provider_answer(state.outcome.exception()).retry_after
         base = config.backoff * 2 ** (state.attempt_number - 1)
         delay = min(asked, MAX_RETRY_AFTER) if asked is not None else base
-        return delay + random.uniform(0, config.backoff / 2)
+        left = config.deadline - monotonic() if config.deadline is not None else delay + 1
+        return max(0.0, min(delay + random.uniform(0, config.backoff / 2), left))
+
+    def spent() -> bool:
+        return config.deadline is not None and monotonic() >= config.deadline
 
     errors = _provider_errors()
     try:
         async for attempt in tenacity.AsyncRetrying(
                 retry=tenacity.retry_if_exception(
                     lambda e: isinstance(e, errors) and provider_answer(e).transient),
-                wait=wait, stop=tenacity.stop_after_attempt(config.retries + 1), reraise=True):
+                wait=wait, stop=tenacity.stop_after_attempt(config.retries + 1)
+                | (lambda _: spent()), reraise=True):
             with attempt:
                 return await call()
     except errors as exc:
-        raise ModelUnavailable(_reason(exc)) from exc
+        raise BudgetSpent() if spent() else ModelUnavailable(_reason(exc)) from exc
     raise AssertionError("unreachable: tenacity returns or raises")
 
 
@@ -375,9 +409,11 @@ class _Bounded:
     async def request(self, **kwargs: Any) -> Any:
         if self.schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": self.schema}
+        seconds = self.config.request_seconds()
+        kwargs["timeout"] = seconds
         started = monotonic()
         try:
-            with _deadline(self.config.timeout):
+            with _deadline(seconds):
                 response = await _litellm().acompletion(**kwargs)
         finally:
             self.longest = max(self.longest, monotonic() - started)
@@ -434,10 +470,10 @@ def _provider(config: ModelConfig, option: str) -> str:
 def _check_config(config: ModelConfig) -> ModelConfig:
     """The config of a check's calls: tiny replies, a short timeout and one retry at most, so the
     check answers in seconds (a busy provider gets its second try after its Retry-After, as the
-    work would)."""
+    work would); the command's time budget bounds the work, not its check."""
     return config.model_copy(update={"max_output_tokens": 32, "temperature": None,
                                      "timeout": min(config.timeout, PREFLIGHT_TIMEOUT),
-                                     "retries": min(config.retries, 1)})
+                                     "retries": min(config.retries, 1), "deadline": None})
 
 
 async def preflight(config: ModelConfig, option: str) -> None:
@@ -693,7 +729,7 @@ async def structured(config: ModelConfig, messages: list[dict[str, Any]],
         except InstructorRetryException as exc:
             causes = [exc.__cause__, *(getattr(f, "exception", None)
                                        for f in getattr(exc, "failed_attempts", None) or [])]
-            provider = next((c for c in causes if isinstance(c, errors)), None)
+            provider = next((c for c in causes if isinstance(c, (*errors, BudgetSpent))), None)
             if provider is None:
                 return Structured(error=" ".join(str(exc).split())[:300])
         raise provider  # outside the handler, so its own chain (the provider's answer) is kept

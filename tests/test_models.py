@@ -231,6 +231,51 @@ def test_a_request_past_its_timeout_is_cut_and_retried_then_unavailable() -> Non
     assert "0.5 s" in slow.value.reason or "Timeout" in slow.value.reason
 
 
+def test_the_time_budget_cuts_a_request_at_its_end_and_starts_none_after_it() -> None:
+    """A request running when the command's budget ends is cut then (not at its own 120 s
+    timeout), is not retried, and is unavailable; a call after the end never reaches the server."""
+    from rubric_audit.llm import BUDGET_SPENT, _litellm, deadline_after
+
+    _litellm()  # imported first: its import (seconds) would spend the budget before the request
+    with FakeOpenAI(lambda body: text("ok"), latency=3.0) as server:
+        started = time.monotonic()
+        with pytest.raises(ModelUnavailable) as spent:
+            anyio.run(complete, config(server, deadline=deadline_after(1.0)),
+                      [{"role": "user", "content": "hi"}])
+        elapsed = time.monotonic() - started
+        assert len(server.requests) == 1, "no retry after the budget's end"
+        with pytest.raises(ModelUnavailable):
+            anyio.run(structured, config(server, deadline=time.monotonic() - 1),
+                      [{"role": "user", "content": "hi"}], Verdict)
+        assert len(server.requests) == 1, "no request starts after the end"
+    assert spent.value.reason == BUDGET_SPENT
+    assert 0.9 < elapsed < 2.0, f"{elapsed:.1f} s"
+
+
+def test_grading_out_of_time_writes_nothing_and_says_how_many_were_left(tmp_path: Path,
+                                                                       home) -> None:
+    """The check (a few calls of 0.5 s each) is not counted against the budget's calls, but
+    the budget runs from the command's start: none is left for the work, whose attempts are
+    counted as left for lack of time, not as provider failures, and get no grade file."""
+    runs = tmp_path / "runs"
+    shutil.copytree(SAMPLE / "runs", runs)
+    with FakeOpenAI(lambda body: text('{"rationale": "r", "verdict": "pass"}'),
+                    latency=0.5) as server:
+        started = time.monotonic()
+        result = CliRunner().invoke(app, [
+            "grade", str(runs), "--judge", "openai/fake", "--api-base", server.url,
+            "--time-budget", "1", "--cache", str(tmp_path / "c.db")],
+            env={"OPENAI_API_KEY": "sk-test", **home})
+        elapsed = time.monotonic() - started
+        checked = len(server.requests)
+        assert server.work_requests == []
+    assert result.exit_code == 0, result.output
+    assert "79 not graded: the time budget was spent" in result.output
+    assert "0 could not be graded: provider unavailable" in result.output
+    assert not list(runs.rglob("grades/*.json"))
+    assert elapsed < checked * 0.5 + 8, f"{elapsed:.1f} s"
+
+
 def test_a_reply_cut_at_the_output_cap_is_unscored_and_not_re_asked() -> None:
     cut = Reply({"role": "assistant", "content": '{"verdict": "pa'}, finish_reason="length")
     with FakeOpenAI(scripted([cut])) as server:
