@@ -131,14 +131,43 @@ def test_a_document_number_is_no_quantity() -> None:
 
 
 def test_a_header_unit_of_another_scale_is_not_ignored() -> None:
-    """A column in kWh holds 1,250: it is not 1,250 MWh (and 8.2 in µg/mL, equal to 8.2 mg/L,
-    is not failed either: a unit the checker does not convert leaves it undecided)."""
+    """A column in kWh holds 1,250: it is 1.25 MWh, not 1,250 MWh (and nothing else is near
+    it); 8.2 in a µg/mL column is 8.2 mg/L (converted, through pint)."""
     table = "| Site | Consumption ({unit}) |\n|---|---|\n| Leeds | 1,250 |\n| York | 980 |"
     criterion = "States annual consumption of 1,250 MWh at Leeds"
-    assert verdict(criterion, table.format(unit="kWh")) == "not_applicable"
+    assert verdict(criterion, table.format(unit="kWh")) == "not_applicable"  # 1.25 MWh: no
+    # value near 1,250 MWh
     assert verdict(criterion, table.format(unit="MWh")) == "pass"
     assert verdict("States a peak of 8.2 mg/L", "| Sample | Level (µg/mL) |\n|---|---|\n"
-                   "| Peak | 8.2 |") == "not_applicable"
+                   "| Peak | 8.2 |") == "pass"
+
+
+@pytest.mark.parametrize(("criterion", "answer", "expected"), [
+    ("States a vertical drop of 350 m", "The vertical drop is **1,150 ft**.", "pass"),
+    ("States a yield of 2.5 t/ha", "Yield came in at 1.01 t/acre.", "pass"),
+    ("States a yield of 2.5 t/ha", "Yield came in at 1.2 t/acre.", "fail"),
+    ("States a floor area of 297 m²", "| Unit | Area (sq ft) |\n|---|---|\n| A | 3,200 |", "pass"),
+    ("States a hold temperature of 68 °F", "Held at 20 °C throughout.", "pass"),
+    ("States a hold temperature of 68 °F", "Held at 25 °C throughout.", "fail"),
+], ids=["ft-as-m", "yield", "yield-off", "header-sq-ft", "celsius", "celsius-off"])
+def test_a_measure_in_another_unit_of_its_kind_is_converted(criterion: str, answer: str,
+                                                            expected: str) -> None:
+    assert verdict(criterion, answer) == expected
+
+
+@pytest.mark.parametrize(("criterion", "answer"), [
+    ("States a vertical drop of 1,150 m", "The vertical drop is **1,150 ft**."),
+    ("States a floor area of 3,200 m²", "| Unit | Area (sq ft) |\n|---|---|\n| A | 3,200 |"),
+], ids=["ft-not-m", "sq-ft-not-m2"])
+def test_the_same_digits_in_another_unit_never_pass(criterion: str, answer: str) -> None:
+    """They passed when the unit was read as a word only one side named."""
+    assert verdict(criterion, answer) != "pass"
+
+
+def test_measures_of_different_kinds_never_match() -> None:
+    """350 m is no area, no mass and no count of visitors: nothing is decided on them."""
+    for answer in ("The site covers 350 m².", "It shipped 350 kg.", "It had 350 visitors."):
+        assert verdict("States a vertical drop of 350 m", answer) != "pass", answer
 
 
 def test_a_rounding_step_written_with_a_currency_code() -> None:

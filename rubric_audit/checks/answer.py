@@ -17,6 +17,7 @@ import itertools
 import re
 from dataclasses import dataclass, replace
 
+from rubric_audit.checks import units
 from rubric_audit.checks.numbers import (
     CURRENCY_CODES,
     CURRENCY_SYMBOLS,
@@ -88,6 +89,7 @@ UNIT_MARK = re.compile(
     r"(?P<cscale>k|m|mm|mn|bn|000s?|'000|thousands|millions|billions)?\b"
     r"|\b(?P<scale>thousands|millions|billions|'000s?|000s)\b")
 HEADER_MEASURE = re.compile(rf"\(\s*({MEASURE_UNIT})\s*\)|\bin\s+({MEASURE_UNIT})")
+HEADER_PARENS = re.compile(r"\(([^()]{1,24})\)")  # "Drop (m)", "Area (sq ft)"
 # What says which of several like values a value is: a period, tier, phase, arm or window
 # ("FY2024", "Q3", "Tier-2", "Phase 3", "Arm B", "2025", "30 days"), or a word.
 QUALIFIER_CODE = (
@@ -413,8 +415,11 @@ def _unit_template(label: str) -> Quantity | None:
                     text="", start=0, end=0)
     if not marks:
         measure = HEADER_MEASURE.search(label)
-        return replace(base, noun=measure_unit(measure.group(1) or measure.group(2))) \
-            if measure else None
+        if measure:
+            unit = measure_unit(measure.group(1) or measure.group(2))
+            return replace(base, noun=unit, measure=units.si_unit(unit))
+        named = next(filter(None, map(units.unit_named, HEADER_PARENS.findall(label))), None)
+        return replace(base, measure=named) if named else None
     m = marks[-1]
     if m.group("bps"):
         return replace(base, dimension="percent", scale=0.01, points=True)
@@ -469,7 +474,7 @@ def _implied_units(answer: str, found: list[Quantity]) -> tuple[list[Quantity], 
                 elif re.search(r"\bin\s+\S+\s*$|\(\s*in\s+[^()]*\)\s*:?\s*$", prefix, re.I):
                     template = _unit_template(prefix[-40:])
             if template is not None and q.dimension == "plain" and q.scale == 1.0 \
-                    and not q.noun:
+                    and not (q.noun or q.measure):
                 out[i] = with_unit(q, template)
             i += 1
     return out, headers

@@ -23,6 +23,8 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from rubric_audit.checks import units
+
 Dimension = Literal["currency", "percent", "multiple", "plain"]
 
 CURRENCY_SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "US$": "USD", "A$": "AUD",
@@ -153,6 +155,7 @@ class Quantity:
     noun: str | None = None  # what a plain number counts: "day" in "45 days"
     per: str | None = None  # what a rate is per: "rsf" in "$40.00/RSF", "share" in "per share"
     points: bool | None = None  # a percent written as points (pp, bps) or not (%); None: unsaid
+    measure: str | None = None  # the pint unit of a measured value: "foot" in "1,150 ft"
 
     @property
     def step(self) -> float:
@@ -170,6 +173,10 @@ class Quantity:
                                        or not _same_per(self.per, other.per)
                                        or _per_period(self.per) != _per_period(other.per)):
             return False  # "$0.0034 per stream" is not per 1,000 streams, per rack or per year
+        if self.measure and other.measure:
+            return units.same_kind(self.measure, other.measure)  # 1,150 ft is 350.52 m
+        if _counts_things(self, other) or _counts_things(other, self):
+            return False  # "350 m" is not 350 visitors
         if self.noun in DURATION_HOURS and other.noun in DURATION_HOURS:
             return True  # "3 days 4 hours" is 3.17 days
         return not (self.noun and other.noun and self.noun != other.noun)
@@ -183,6 +190,11 @@ class Quantity:
         return self.text
 
 
+def _counts_things(measured: Quantity, other: Quantity) -> bool:
+    """Whether `other` counts a thing (a noun that is no unit) where `measured` is a measure."""
+    return bool(measured.measure and other.noun and not units.unit_named(other.noun))
+
+
 def _decimals(num: str) -> int:
     return len(num.split(".")[1]) if "." in num else 0
 
@@ -193,6 +205,12 @@ def measure_unit(text: str) -> str:
     unit = re.sub(r"(?<=[/·⋅])(?:[μu]|mc)(?=[a-zA-Z])", "µ", unit).replace("⋅", "·")
     unit = re.sub(r"^K(?=[a-zA-Z])", "k", unit)
     return re.sub(r"(?<![a-z])l\b|(?<=[µmdcnp])l\b", "L", unit)
+
+
+def _measure(after: str) -> str | None:
+    """The pint unit a plain number is measured in, from the words right after it."""
+    si = MEASURE_AFTER.match(after)
+    return units.si_unit(measure_unit(si.group(1))) if si else units.unit_after(after)
 
 
 def _noun(after: str) -> str | None:
@@ -229,7 +247,7 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
     else:
         dimension = "plain"
     factor = SCALES.get(scale_name, 1.0)
-    noun = None
+    noun = measure = None
     if dimension == "plain" and factor == 1.0:
         whole = float(num.replace(",", ""))
         if "." not in num and "," not in num and 1900 <= whole <= 2100:
@@ -241,6 +259,8 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
         if re.search(r"\bper\s*$", before, re.I):
             return None  # "rate per 1,000 patient days": a denominator
         noun = _noun(after)
+    if dimension == "plain":
+        measure = _measure(after)  # "1.2 million m³" too
     if dimension == "plain" and g["scale"] and g["scale"] not in "kK" and not currency \
             and not CURRENCY_RANGE_BEFORE.search(before):
         return None  # "5m" alone could be metres or months ("12.5k" is thousands);
@@ -275,7 +295,7 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
                     start=match.start(), end=match.end(), noun=noun,
                     per=per_of(after) or (per_of(after[len(unit_of.group(0)):])
                                           if (unit_of := MEASURE_AFTER.match(after)) else None),
-                    points=points)
+                    points=points, measure=measure)
 
 
 def _per_count(per: str) -> float:
@@ -396,8 +416,9 @@ def _share_units_in_ranges(text: str, found: list[Quantity]) -> list[Quantity]:
             out[i] = with_unit(a, b)
         elif b.dimension == "plain" and a.dimension != "plain":
             out[i + 1] = with_unit(b, a)
-        elif a.dimension == b.dimension == "plain" and not a.noun and b.noun:
-            out[i] = replace(a, noun=b.noun)
+        elif a.dimension == b.dimension == "plain" and not (a.noun or a.measure) \
+                and (b.noun or b.measure):
+            out[i] = replace(a, noun=b.noun, measure=b.measure)
     return out
 
 
@@ -408,12 +429,24 @@ def with_unit(bare: Quantity, unit_from: Quantity) -> Quantity:
                        points=unit_from.points)
     return replace(bare, value=bare.value * unit_from.scale, dimension=unit_from.dimension,
                    currency=unit_from.currency, scale=unit_from.scale, noun=unit_from.noun,
-                   points=unit_from.points)
+                   points=unit_from.points, measure=unit_from.measure)
 
 
 def value_in_terms_of(q: Quantity, target: Quantity) -> float:
     """q's value in the target's terms: a duration in the target's unit of time; an unscaled
-    side is read in the other side's scale."""
+    side is read in the other side's scale; a measure in the target's unit of the same kind.
+
+    A converted measure written at least as precisely as the target is known only to half its
+    last digit in its own unit (1,150 ft is 350.37 to 350.67 m): the value taken is the one in
+    that interval nearest the target's, so a tolerance around the target holds it exactly when
+    the two intervals overlap. A coarser one is taken as written: 3.1 GWh is 3,100 MWh, not
+    "anything from 3,050 to 3,150" against 3,125 MWh."""
+    if q.measure and target.measure and q.measure != target.measure:
+        low, high = sorted(units.convert(q.value + side * q.step / 2, q.measure, target.measure)
+                           for side in (-1, 1))
+        if high - low > target.step:
+            return units.convert(q.value, q.measure, target.measure)
+        return min(max(target.value, low), high)
     if q.noun in DURATION_HOURS and target.noun in DURATION_HOURS and q.noun != target.noun:
         return q.value * DURATION_HOURS[q.noun] / DURATION_HOURS[target.noun]
     if q.dimension in ("percent", "multiple") or q.scale == target.scale:
@@ -482,5 +515,6 @@ def find_word_numbers(text: str) -> list[Quantity]:
         if noun:
             out.append(Quantity(value=float(value), dimension="plain", currency=None, scale=1.0,
                                 decimals=0, text=m.group(0).strip(), start=m.start(),
-                                end=m.end(), noun=noun))
+                                end=m.end(), noun=noun,
+                                measure=_measure(text[m.end() - 1:m.end() + WINDOW])))
     return out

@@ -1,0 +1,160 @@
+"""Units of measure after a number: what the text names, as a pint unit, and conversion between
+two units of the same kind (1,150 ft is 350.52 m; 8.2 µg/mL is 8.2 mg/L); two kinds never match.
+
+The words and symbols a unit is written with are the project's own table (`UNITS`: rubric and
+agent spellings, "sq ft", "m³", "t/ha"); what a unit is and how it converts is pint's, so no
+conversion factor is written here. Spellings that also mean something else after a number are
+left out: "pounds" (money), "tons" (short or metric), "oz" (troy for metals), "in" (a
+preposition), "kt" (knots or kilotonnes), "bar" (bar charts), single "t"; time units too,
+which `numbers.DURATION_HOURS` reads as durations. Units with an SI prefix, written as
+`numbers.MEASURE_UNIT` reads them ("µg·h/mL"), are read factor by factor (`si_unit`). pint is
+imported on the first conversion only: a criterion and an answer in the same unit never
+need it.
+"""
+
+from __future__ import annotations
+
+import functools
+import re
+from typing import Any
+
+# spelling (as written after a number) -> pint unit; case matters for symbols (MW is not mW)
+UNITS: dict[str, str] = {
+    # length
+    "mm": "millimeter", "cm": "centimeter", "m": "meter", "km": "kilometer",
+    "millimetre": "millimeter", "millimeter": "millimeter", "centimetre": "centimeter",
+    "centimeter": "centimeter", "metre": "meter", "meter": "meter", "kilometre": "kilometer",
+    "kilometer": "kilometer", "ft": "foot", "foot": "foot", "feet": "foot", "inch": "inch",
+    "inches": "inch", "yd": "yard", "yard": "yard", "mi": "mile", "mile": "mile",
+    "nautical mile": "nautical_mile", "nmi": "nautical_mile",
+    # area
+    "m²": "meter**2", "m2": "meter**2", "sq m": "meter**2", "sqm": "meter**2",
+    "square metre": "meter**2", "square meter": "meter**2", "km²": "kilometer**2",
+    "km2": "kilometer**2", "sq km": "kilometer**2", "square kilometre": "kilometer**2",
+    "square kilometer": "kilometer**2", "ft²": "foot**2", "sq ft": "foot**2", "sqft": "foot**2",
+    "square foot": "foot**2", "square feet": "foot**2", "ha": "hectare", "hectare": "hectare",
+    "acre": "acre",
+    # volume
+    "m³": "meter**3", "m3": "meter**3", "cubic metre": "meter**3", "cubic meter": "meter**3",
+    "L": "liter", "l": "liter", "litre": "liter", "liter": "liter", "mL": "milliliter",
+    "ml": "milliliter", "kL": "kiloliter", "ML": "megaliter", "megalitre": "megaliter",
+    "megaliter": "megaliter", "hL": "hectoliter", "hl": "hectoliter", "hectolitre": "hectoliter",
+    "hectoliter": "hectoliter", "gal": "gallon", "gallon": "gallon", "US gallon": "gallon",
+    "bbl": "oil_barrel", "barrel": "oil_barrel",
+    # mass
+    "mg": "milligram", "g": "gram", "kg": "kilogram", "gram": "gram", "kilogram": "kilogram",
+    "tonne": "metric_ton", "metric ton": "metric_ton", "metric tonne": "metric_ton",
+    "kilotonne": "kilometric_ton", "Mt": "megametric_ton",
+    "megatonne": "megametric_ton", "lb": "pound", "lbs": "pound",
+    "short ton": "short_ton",
+    # energy and power
+    "Wh": "watt_hour", "kWh": "kilowatt_hour", "MWh": "megawatt_hour",
+    "GWh": "gigawatt_hour", "TWh": "terawatt_hour", "W": "watt", "kW": "kilowatt",
+    "MW": "megawatt", "GW": "gigawatt", "J": "joule", "kJ": "kilojoule", "MJ": "megajoule",
+    "GJ": "gigajoule", "Btu": "Btu", "BTU": "Btu", "MMBtu": "megaBtu", "therm": "therm",
+    # temperature
+    "°C": "degC", "ºC": "degC", "degrees Celsius": "degC", "°F": "degF", "ºF": "degF",
+    "degrees Fahrenheit": "degF",
+    # speed, pressure, data
+    "km/h": "kilometer/hour", "kph": "kilometer/hour", "mph": "mile/hour", "m/s": "meter/second",
+    "knot": "knot", "psi": "psi", "kPa": "kilopascal", "MPa": "megapascal",
+    "kB": "kilobyte", "MB": "megabyte", "GB": "gigabyte", "TB": "terabyte", "PB": "petabyte",
+    "Mbps": "megabit/second", "Gbps": "gigabit/second", "Tbps": "terabit/second",
+    # yields
+    "t/ha": "metric_ton/hectare", "t/acre": "metric_ton/acre", "kg/ha": "kilogram/hectare",
+    "lb/acre": "pound/acre",
+}
+_WORDS = {k for k in UNITS if (k.isalpha() and k.islower() and len(k) > 3) or " " in k}
+_PLURAL = r"(?:s|es)?"
+
+
+def _spelling(unit: str) -> str:
+    word = re.escape(unit)
+    return word + _PLURAL if unit in _WORDS or unit in ("lb", "gal", "bbl", "mi") else word
+
+
+# the longest spelling first, so "sq ft" is not read as "sq" and "kWh" not as "kW"
+UNIT_AFTER = re.compile(
+    r"[ \t]?(" + "|".join(_spelling(u) for u in sorted(UNITS, key=len, reverse=True)) +
+    r")(?![\w²³/·⋅])", re.I)
+
+
+def unit_after(text: str) -> str | None:
+    """The pint unit named right after a number (`text` starts where the number ends), or None:
+    "1,150 ft" -> foot, "2.4 t/ha" -> metric_ton/hectare. A word ("feet", "hectares") is read
+    in any case; a symbol only as written ("MW" is megawatts, "mW" no unit read)."""
+    found = UNIT_AFTER.match(text)
+    if not found:
+        return None
+    written = found.group(1)
+    if written in UNITS:
+        return UNITS[written]
+    lower = written.lower()
+    for spelled in (lower, lower[:-1], lower[:-2]):  # "feet", "metres", "inches"
+        if spelled in _WORDS or (spelled in UNITS and spelled + lower[len(spelled):] == written):
+            return UNITS[spelled]
+    return None
+
+
+SI_PREFIXES = {"p": "pico", "n": "nano", "µ": "micro", "m": "milli", "c": "centi", "d": "deci",
+               "k": "kilo", "M": "mega", "G": "giga", "T": "tera"}
+SI_BASES = {"g": "gram", "L": "liter", "mol": "mole", "Wh": "watt_hour", "W": "watt",
+            "J": "joule", "Pa": "pascal", "Hz": "hertz", "hr": "hour", "h": "hour",
+            "min": "minute", "s": "second", "day": "day", "d": "day"}
+SI_FACTOR = re.compile(rf"({'|'.join(SI_PREFIXES)})?({'|'.join(sorted(SI_BASES, key=len, reverse=True))})")
+
+
+def si_unit(measure: str) -> str | None:
+    """A unit as `numbers.measure_unit` writes it ("µg·h/mL", "mmol/L", "MWh") as a pint unit
+    ("microgram*hour/milliliter"); None where a factor is not an SI prefix and base."""
+    numerator, _, denominator = measure.partition("/")
+    parts = []
+    for side, text in ((1, numerator), (-1, denominator)):
+        for factor in filter(None, re.split(r"[·/]", text)):
+            read = SI_FACTOR.fullmatch(factor)
+            if not read:
+                return None
+            unit = SI_PREFIXES.get(read.group(1) or "", "") + SI_BASES[read.group(2)]
+            parts.append(unit if side == 1 or not parts else f"/{unit}")
+    if not parts or (denominator and len(parts) == 1):
+        return None
+    return "*".join(p for p in parts if not p.startswith("/")) + "".join(
+        p for p in parts if p.startswith("/"))
+
+
+def unit_named(text: str) -> str | None:
+    """The pint unit `text` is, whole ("sq ft", "m", "t/ha" in a header's parentheses)."""
+    found = UNIT_AFTER.fullmatch(text.strip())
+    return unit_after(found.group(1)) if found else None
+
+
+@functools.cache
+def _registry() -> Any:
+    import pint
+
+    return pint.UnitRegistry(cache_folder=None)
+
+
+@functools.cache
+def same_kind(one: str, other: str) -> bool:
+    """Whether two pint units measure the same kind of thing (a length, an area, a yield)."""
+    registry = _registry()
+    return bool(registry.parse_units(one).dimensionality ==
+                registry.parse_units(other).dimensionality)
+
+
+TEMPERATURES = frozenset(("degC", "degF"))  # offset scales: converted value by value
+
+
+@functools.cache
+def _factor(source: str, target: str) -> float:
+    return float(_registry().Quantity(1.0, source).to(target).magnitude)
+
+
+def convert(value: float, source: str, target: str) -> float:
+    """`value` in `source` units expressed in `target` units of the same kind."""
+    if source == target:
+        return value
+    if source in TEMPERATURES or target in TEMPERATURES:
+        return float(_registry().Quantity(value, source).to(target).magnitude)
+    return value * _factor(source, target)
