@@ -214,6 +214,20 @@ def make_variant(root: Path, name: str, model: str, attempts: list[tuple[dict, i
     return variant
 
 
+def sample_runs_of(root: Path, task_names: tuple[str, ...]) -> Path:
+    """A copy under `root` of atlas-1's recorded runs of the sample's tasks named (grading
+    writes beside them); the runs folder."""
+    from rubric_audit.load.benchmark import load_benchmark
+
+    bench = load_benchmark(SAMPLE)
+    out = root / "runs" / "atlas-1"
+    out.mkdir(parents=True)
+    for name in task_names:
+        task_id = bench.task(name).id
+        shutil.copytree(SAMPLE / "runs" / "atlas-1" / task_id, out / task_id)
+    return root / "runs"
+
+
 def bench_of_shared_runs(root: Path) -> Path:
     """A benchmark holding the recorded fixtures' tasks as their runs recorded them (no worlds)."""
     from rubric_audit.load.runs import load_runs

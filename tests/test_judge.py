@@ -3,7 +3,6 @@
 from __future__ import annotations
 
 import json
-import shutil
 from pathlib import Path
 from typing import Any
 
@@ -13,7 +12,7 @@ from typer.testing import CliRunner
 from rubric_audit.cli import app
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.runs import load_runs
-from tests.conftest import SAMPLE
+from tests.conftest import SAMPLE, sample_runs_of
 from tests.fakes.openai_server import FakeOpenAI, Reply, error, is_preflight, scripted, text
 
 JUDGE = "openai/fake-judge"
@@ -23,13 +22,7 @@ TASKS = ("kestrel_05", "meridian_04")
 @pytest.fixture
 def runs(tmp_path: Path) -> Path:
     """A copy of two tasks of atlas-1's recorded runs (grading writes beside them)."""
-    bench = load_benchmark(SAMPLE)
-    out = tmp_path / "runs" / "atlas-1"
-    out.mkdir(parents=True)
-    for name in TASKS:
-        task_id = bench.task(name).id
-        shutil.copytree(SAMPLE / "runs" / "atlas-1" / task_id, out / task_id)
-    return tmp_path / "runs"
+    return sample_runs_of(tmp_path, TASKS)
 
 
 def grade(runs: Path, server: FakeOpenAI, tmp_path: Path, *extra: str):

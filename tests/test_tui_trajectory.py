@@ -107,14 +107,19 @@ async def type_filter(app: ReviewApp, pilot, text: str) -> None:
     await pilot.pause()
 
 
+async def all_tasks(app: ReviewApp, pilot) -> list[str]:
+    """The queue of all tasks, opened: its task ids."""
+    await pilot.pause()
+    await pilot.press("a")
+    return list(app.task_ids)
+
+
 async def test_slash_filters_the_queue_by_text_check_and_model(out: Path) -> None:
     from rubric_audit.search import matching_tasks
 
     app = ReviewApp(ReviewData(out, "ana"))
     async with app.run_test(size=(160, 48)) as pilot:
-        await pilot.pause()
-        await pilot.press("a")
-        everything = list(app.task_ids)
+        everything = await all_tasks(app, pilot)
         await type_filter(app, pilot, "WACC Build")
         read = matching_tasks(app.data.store, "WACC Build")
         assert app.task_ids == [t for t in everything if t in read] and 0 < len(read) < len(
@@ -135,9 +140,7 @@ async def test_a_filter_on_a_damaged_search_index_says_so_and_keeps_the_queue(ou
         db.execute("UPDATE search_index_data SET block = randomblob(64) WHERE id > 1")
     app = ReviewApp(ReviewData(out, "ana"))
     async with app.run_test(size=(160, 48)) as pilot:
-        await pilot.pause()
-        await pilot.press("a")
-        everything = list(app.task_ids)
+        everything = await all_tasks(app, pilot)
         await type_filter(app, pilot, "WACC Build")
         assert app.task_ids == everything and app.is_running
         assert any("search index: damaged" in n.message for n in app._notifications)

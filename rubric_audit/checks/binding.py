@@ -33,12 +33,14 @@ CONDITIONAL_GAP = 160  # "81.6% if cancelled flights are excluded ..., or 79.9% 
 HEDGED_RANGE = re.compile(r"\b(?:somewhere|likely|probably|roughly|possibly|perhaps|maybe|"
                           r"anywhere|could\s+be|may\s+be|might\s+be|treat\s+it\s+as)\b"
                           r"[^.!?\n]{0,24}$", re.I)
-PLAN_WORDS = frozenset(stem(w) for w in (
-    "budget", "budgeted", "plan", "planned", "forecast", "target", "guidance", "baseline",
-    "benchmark", "estimate", "estimated", "prior", "previous"))
-PLANNED = re.compile(r"\b(?:budget(?:ed)?|plan(?:ned)?|forecast|target|guidance|baseline|benchmark|"
-                     r"estimated?|prior(?:\s+year)?|previous)\b(?:\s+(?:of|at|was|is|figure|amount|"
-                     r"value|level))?\s*[:=]?\s*\**\s*(?:(?:US|A|C)?[$€£¥]|USD|EUR|GBP|NOK)?\s?$", re.I)
+# The words naming a planned or earlier value rather than the actual one, written once: as
+# stems for a criterion's subject, and as what may stand right before a value in an answer.
+PLAN_TERMS = ("budget", "budgeted", "plan", "planned", "forecast", "target", "guidance",
+              "baseline", "benchmark", "estimate", "estimated", "prior", "previous")
+PLAN_WORDS = frozenset(stem(w) for w in PLAN_TERMS)
+PLANNED = re.compile(rf"\b(?:{'|'.join(PLAN_TERMS)})(?:\s+year)?\b(?:\s+(?:of|at|was|is|figure|"
+                     r"amount|value|level))?\s*[:=]?\s*\**\s*(?:(?:US|A|C)?[$€£¥]|USD|EUR|GBP|NOK)?"
+                     r"\s?$", re.I)
 NEAR = (0.8, 1.25)  # values within this ratio of the target are taken as claims about it
 
 

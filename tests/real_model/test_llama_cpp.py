@@ -7,7 +7,6 @@ from __future__ import annotations
 import csv
 import json
 import re
-import shutil
 from pathlib import Path
 
 import anyio
@@ -18,10 +17,9 @@ from typer.testing import CliRunner
 from rubric_audit.cli import app
 from rubric_audit.judge import GradingRun
 from rubric_audit.llm import CONSTRAINED_MODES, ModelConfig, check_models, structured
-from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.runs import load_runs
 from rubric_audit.runner import AttemptResult
-from tests.conftest import SAMPLE, make_benchmark, make_task, make_variant
+from tests.conftest import SAMPLE, make_benchmark, make_task, make_variant, sample_runs_of
 from tests.real_model.conftest import LlamaServer
 
 TASKS = ("kestrel_05", "meridian_04", "kestrel_04")
@@ -32,13 +30,7 @@ ENV = {"OPENAI_API_KEY": "sk-local"}  # llama.cpp's server asks for none; litell
 @pytest.fixture
 def runs(tmp_path: Path) -> Path:
     """Three tasks of atlas-1's recorded runs (grading writes beside them)."""
-    bench = load_benchmark(SAMPLE)
-    out = tmp_path / "runs" / "atlas-1"
-    out.mkdir(parents=True)
-    for name in TASKS:
-        task_id = bench.task(name).id
-        shutil.copytree(SAMPLE / "runs" / "atlas-1" / task_id, out / task_id)
-    return tmp_path / "runs"
+    return sample_runs_of(tmp_path, TASKS)
 
 
 def test_grade_parses_in_a_constrained_mode_within_the_timeout(
