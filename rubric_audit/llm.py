@@ -619,8 +619,18 @@ def check_models(models: dict[str, ModelConfig], structured: Collection[str] = (
     return anyio.run(check) if models else {}
 
 
+def endpoint(config: ModelConfig) -> str:
+    """Where the model's calls go: its base URL, else the provider's from the environment
+    (`<PROVIDER>_API_BASE`, and OPENAI_BASE_URL for openai), else "" (the provider's default)."""
+    provider = config.model.split("/", 1)[0].upper() if "/" in config.model else "OPENAI"
+    names = [f"{provider}_API_BASE"] + (["OPENAI_BASE_URL"] if provider == "OPENAI" else [])
+    return config.api_base or next((os.environ[n] for n in names if os.environ.get(n)), "")
+
+
 class ResponseCache:
-    """SQLite cache of structured replies, keyed by a hash of (model, messages, schema).
+    """SQLite cache of structured replies, keyed by a hash of what decides the reply: the model,
+    where it is served (two servers may serve models of one name), its sampling settings (the
+    temperature and the output cap), the messages and the schema.
 
     A cached call costs zero tokens; only parsed, valid replies are stored. The file is created
     with the first reply stored, so a command that fails before calling a model leaves none.
@@ -630,9 +640,11 @@ class ResponseCache:
         self.path = Path(path)
 
     @staticmethod
-    def key(model: str, messages: list[dict[str, Any]], schema: dict[str, Any]) -> str:
-        blob = json.dumps({"model": model, "messages": messages, "schema": schema},
-                          sort_keys=True)
+    def key(config: ModelConfig, messages: list[dict[str, Any]], schema: dict[str, Any]) -> str:
+        blob = json.dumps({"model": config.model, "endpoint": endpoint(config),
+                           "temperature": config.temperature,
+                           "max_output_tokens": config.max_output_tokens or STRUCTURED_OUTPUT_CAP,
+                           "messages": messages, "schema": schema}, sort_keys=True)
         return hashlib.sha256(blob.encode()).hexdigest()
 
     def get(self, key: str) -> str | None:
@@ -700,7 +712,7 @@ async def structured(config: ModelConfig, messages: list[dict[str, Any]],
     input (judge repeats), each cached on its own.
     """
     schema = response_model.model_json_schema()
-    key = ResponseCache.key(config.model, messages, {**schema, "sample": sample})
+    key = ResponseCache.key(config, messages, {**schema, "sample": sample})
     if cache is not None and (hit := cache.get(key)) is not None:
         return Structured(value=response_model.model_validate_json(hit), usage=Usage.zero(),
                           cached=True)

@@ -89,6 +89,20 @@ def test_second_grade_is_served_from_the_cache(runs: Path, tmp_path: Path) -> No
     assert "(4 from cache), 0 tokens" in again.stdout
 
 
+def test_another_server_of_the_same_model_name_is_not_served_from_the_cache(
+        runs: Path, tmp_path: Path) -> None:
+    """Two servers may serve different models under one name, and another output cap may cut
+    a reply: neither is answered from replies cached for the first."""
+    with FakeOpenAI(tolerant_judge) as first:
+        grade(runs, first, tmp_path)
+    with FakeOpenAI(tolerant_judge) as second:
+        grade(runs, second, tmp_path)
+        assert len(second.work_requests) == 4
+        again = grade(runs, second, tmp_path, "--max-output-tokens", "300")
+        assert len(second.work_requests) == 8
+    assert "(0 from cache)" in again.stdout
+
+
 def test_provider_down_after_the_check_leaves_the_attempts_ungraded_and_writes_nothing(
         runs: Path, tmp_path: Path) -> None:
     before = sorted(p for p in runs.rglob("*"))
