@@ -7,6 +7,7 @@ Archipelago names onto them. Everything here is plain data: no I/O, no behaviour
 from __future__ import annotations
 
 import hashlib
+from collections.abc import Sequence
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
@@ -308,6 +309,17 @@ class Attempt(Record):
 
 
 Verdict = Literal["pass", "fail", "unscored", "not_applicable"]
+Outcome = Literal["pass", "fail", "unscored"]
+
+
+def task_outcome(verdicts: Sequence[str]) -> Outcome:
+    """The APEX rule, for one attempt's verdicts on its task's criteria: pass only if every
+    criterion passes, fail if any fails, else unscored (a criterion without a verdict)."""
+    if "fail" in verdicts:
+        return "fail"
+    if verdicts and all(v == "pass" for v in verdicts):
+        return "pass"
+    return "unscored"
 
 
 class CriterionGrade(Record):

@@ -7,7 +7,7 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import TypeVar
 
-from rubric_audit.model import Finding, FindingReview, Review, Task
+from rubric_audit.model import Finding, FindingReview, Review, Task, task_outcome
 
 FAILURE_LABELS = ("defective_task", "grader_error", "ambiguous", "model_error")
 PASS_LABELS = ("sound", "unearned")
@@ -83,9 +83,7 @@ def review_queues(tasks: dict[str, Task], attempts: list[tuple[str, str, str]],
         seen = by_attempt.get(attempt_id)
         if task is None or state != "graded" or not seen:
             continue
-        per = [seen.get(c.id, "unscored") for c in task.criteria]
-        outcomes[task_id].append("fail" if "fail" in per else
-                                 "pass" if per and all(v == "pass" for v in per) else "unscored")
+        outcomes[task_id].append(task_outcome([seen.get(c.id, "unscored") for c in task.criteria]))
     failures = [t for t in tasks if outcomes.get(t) and all(o == "fail" for o in outcomes[t])]
     passes = [t for t in tasks if outcomes.get(t) and all(o == "pass" for o in outcomes[t])]
     return failures, passes

@@ -11,13 +11,10 @@ from __future__ import annotations
 from collections import Counter, defaultdict
 from collections.abc import Iterable
 from statistics import mean
-from typing import Literal
 
 from pydantic import BaseModel
 
-from rubric_audit.model import CODE_GRADER, Attempt, CriterionGrade, Task
-
-Outcome = Literal["pass", "fail", "unscored"]
+from rubric_audit.model import CODE_GRADER, Attempt, CriterionGrade, Outcome, Task, task_outcome
 
 
 class VariantScore(BaseModel):
@@ -50,14 +47,9 @@ def headline_grader(graders: Iterable[str]) -> str:
 
 
 def attempt_outcome(task: Task, grades: list[CriterionGrade]) -> Outcome:
-    """pass if every criterion passes, fail if any fails, else unscored."""
+    """pass if every criterion passes, fail if any fails, else unscored (`task_outcome`)."""
     verdicts = {g.criterion_id: g.verdict for g in grades}
-    per_criterion = [verdicts.get(c.id, "unscored") for c in task.criteria]
-    if "fail" in per_criterion:
-        return "fail"
-    if per_criterion and all(v == "pass" for v in per_criterion):
-        return "pass"
-    return "unscored"
+    return task_outcome([verdicts.get(c.id, "unscored") for c in task.criteria])
 
 
 def criterion_score(task: Task, grades: list[CriterionGrade]) -> float | None:

@@ -129,6 +129,57 @@ def first_screen(page: Path, size: str = "1400,900") -> dict[str, Any]:
     return json.loads(html.unescape(found.group(1)))
 
 
+# Four tasks of two criteria, three attempts each: (criterion verdicts per attempt)
+RESCORED_TASKS = {
+    "t1": [("fail", "pass")] * 3,  # labelled ambiguous
+    "t2": [("pass", "pass"), ("fail", "fail"), ("pass", "fail")],  # labelled defective
+    "t3": [("pass", "pass"), ("pass", "pass"), ("fail", "pass")],
+    "t4": [("fail", "fail")] * 3,  # an error finding flags it; its gold fails (not achievable)
+}
+# option -> (pass@1, mean criterion score, pass@3, pass^3), by hand from the table above
+RESCORED = {
+    "as_graded": ((0 + 1 / 3 + 2 / 3 + 0) / 4, (0.5 + 0.5 + 5 / 6 + 0) / 4, 2 / 4, 0.0),
+    "without_defective": ((0 + 2 / 3 + 0) / 3, (0.5 + 5 / 6 + 0) / 3, 1 / 3, 0.0),
+    "without_defective_or_ambiguous": ((2 / 3 + 0) / 2, (5 / 6 + 0) / 2, 1 / 2, 0.0),
+    "ambiguous_as_pass": ((1 + 1 / 3 + 2 / 3 + 0) / 4, (1 + 0.5 + 5 / 6 + 0) / 4, 3 / 4, 1 / 4),
+    "achievable": ((0 + 2 / 3) / 2, (0.5 + 5 / 6) / 2, 1 / 2, 0.0),
+    "without_flagged": ((0 + 1 / 3 + 2 / 3) / 3, (0.5 + 0.5 + 5 / 6) / 3, 2 / 3, 0.0),
+}
+
+
+def test_every_rescoring_option_scores_its_tasks_as_computed_by_hand() -> None:
+    """pass@1, the mean criterion score, pass@k and pass^k of each rescoring option, from
+    reviewers' labels, the achievable set and the flagged tasks; under `ambiguous_as_pass` the
+    ambiguous task counts as passed in all four (it moved pass@1 only)."""
+    from rubric_audit.model import Attempt, Criterion, CriterionGrade, Finding, Task
+    from rubric_audit.report.statistics import OPTIONS, build_statistics
+
+    tasks = [Task(id=t, name=t, world_id="w", prompt="p", criteria=[
+        Criterion(id=f"{t}_c1", text="a"), Criterion(id=f"{t}_c2", text="b")])
+        for t in RESCORED_TASKS]
+    attempts, grades = [], []
+    for t, runs in RESCORED_TASKS.items():
+        for k, verdicts in enumerate(runs, start=1):
+            attempts.append(Attempt(id=f"{t}_{k}", task_id=t, model="m", variant="v", index=k,
+                                    state="graded"))
+            grades += [CriterionGrade(attempt_id=f"{t}_{k}", criterion_id=f"{t}_c{i}",
+                                      grader="recorded", verdict=v)
+                       for i, v in enumerate(verdicts, start=1)]
+    flag = Finding(task_id="t4", check="control_gold_fails", severity="error", message="m")
+    labels: dict[str, str | None] = {"t1": "ambiguous", "t2": "defective_task"}
+    stats = build_statistics(tasks, attempts, grades, ["recorded"], [flag], {}, labels,
+                             achievable={"t1", "t3"}, finding_reviews=[])
+    rows = {r.option: r for r in stats.scores}
+    assert set(rows) == set(OPTIONS) == set(RESCORED)
+    for option, expected in RESCORED.items():
+        row = rows[option]
+        got = (row.pass_at_1.estimate, row.criterion_score.estimate,
+               row.pass_at_k.estimate if row.pass_at_k else None,
+               row.pass_hat_k.estimate if row.pass_hat_k else None)
+        assert row.k == 3, option
+        assert got == pytest.approx(expected), option
+
+
 @pytest.mark.skipif(CHROMIUM is None and not os.environ.get("REQUIRE_CHROMIUM"),
                     reason="needs Debian's chromium (CI installs it and sets REQUIRE_CHROMIUM)")
 def test_report_first_screen_holds_the_headline_and_does_not_scroll_sideways(

@@ -24,7 +24,7 @@ from rubric_audit.checks.criterion import Tolerance, criterion_targets, split_cr
 from rubric_audit.checks.numbers import Quantity, find_quantities, value_in_terms_of
 from rubric_audit.checks.precision import CODE_FAIL
 from rubric_audit.checks.text import content_tokens, is_negative
-from rubric_audit.model import CODE_GRADER, Criterion, CriterionGrade, Finding, Task
+from rubric_audit.model import CODE_GRADER, Criterion, CriterionGrade, Finding, Task, task_outcome
 
 REFUSAL = "I'm sorry, but I can't help with that request."
 SCALE_WORDS = {"m": "bn", "mm": "bn", "M": "bn", "bn": "m", "B": "m", "million": "billion",
@@ -175,13 +175,9 @@ def code_grade_control(task: Task, control: Control) -> list[CriterionGrade]:
 
 
 def control_outcome(grades: list[CriterionGrade]) -> Literal["pass", "fail", "undetermined"]:
-    """The task-level outcome of a control under one grader."""
-    verdicts = [g.verdict for g in grades]
-    if "fail" in verdicts:
-        return "fail"
-    if verdicts and all(v == "pass" for v in verdicts):
-        return "pass"
-    return "undetermined"
+    """The task-level outcome of a control under one grader (`task_outcome`)."""
+    outcome = task_outcome([g.verdict for g in grades])
+    return "undetermined" if outcome == "unscored" else outcome
 
 
 def control_findings(task: Task, graded: list[tuple[Control, list[CriterionGrade]]]

@@ -144,15 +144,25 @@ def option_tasks(option: str, scored: set[str], labels: dict[str, str | None],
     return set(scored)
 
 
+def rescored(option: str, rows: PerTask, labels: dict[str, str | None]) -> PerTask:
+    """The per-task results an option scores: under `ambiguous_as_pass` a task labelled
+    ambiguous counts as passed on every decided attempt, each criterion passing (so pass@1,
+    pass@k, pass^k and the criterion score all count it so); the others as graded."""
+    if option != "ambiguous_as_pass":
+        return rows
+    return {t: (n, n, [1.0] * len(scores)) if labels.get(t) == "ambiguous" else (n, c, scores)
+            for t, (n, c, scores) in rows.items()}
+
+
 def _row(option: str, key: tuple[str, str], grader: str, rows: PerTask, chosen: set[str],
-         labels: dict[str, str | None], seed: int) -> ScoreRow:
+         seed: int) -> ScoreRow:
     ids = sorted(chosen & set(rows))
     scores = [sum(rows[t][2]) / len(rows[t][2]) for t in ids if rows[t][2]]
     k = _common_attempts([rows[t][0] for t in ids])
     with_k = [t for t in ids if rows[t][0] >= k] if k else []
     return ScoreRow(
         option=option, model=key[0], variant=key[1], grader=grader, tasks=len(ids),
-        pass_at_1=mean_interval(_passes(option, rows, ids, labels), seed),
+        pass_at_1=mean_interval(_passes(rows, ids), seed),
         criterion_score=mean_interval(scores, seed), k=k,
         pass_at_k=mean_interval([pass_at_k(rows[t][0], rows[t][1], k) for t in with_k], seed)
         if k else None,
@@ -160,11 +170,9 @@ def _row(option: str, key: tuple[str, str], grader: str, rows: PerTask, chosen: 
         if k else None)
 
 
-def _passes(option: str, rows: PerTask, ids: list[str], labels: dict[str, str | None]
-            ) -> list[float]:
-    """Per-task pass@1; under `ambiguous_as_pass`, tasks labelled ambiguous count as passes."""
-    return [1.0 if option == "ambiguous_as_pass" and labels.get(t) == "ambiguous"
-            else rows[t][1] / rows[t][0] for t in ids]
+def _passes(rows: PerTask, ids: list[str]) -> list[float]:
+    """Per-task pass@1: the share of its decided attempts that passed."""
+    return [rows[t][1] / rows[t][0] for t in ids]
 
 
 def _common_attempts(counts: list[int]) -> int | None:
@@ -211,16 +219,16 @@ def build_statistics(tasks: list[Task], attempts: list[Attempt], grades: list[Cr
     for grader in graders:
         table = per_task(by_id, attempts, grades, grader)
         for option in OPTIONS:
-            for key, rows in sorted(table.items()):
+            results = {key: rescored(option, rows, labels) for key, rows in table.items()}
+            for key, rows in sorted(results.items()):
                 chosen = option_tasks(option, set(rows), labels, achievable, flagged)
-                scores.append(_row(option, key, grader, rows, chosen, labels, seed))
-            for (ka, ra), (kb, rb) in itertools.combinations(sorted(table.items()), 2):
+                scores.append(_row(option, key, grader, rows, chosen, seed))
+            for (ka, ra), (kb, rb) in itertools.combinations(sorted(results.items()), 2):
                 common = sorted(option_tasks(option, set(ra) & set(rb), labels, achievable,
                                              flagged))
                 gaps.append(Gap(option=option, grader=grader, a=f"{ka[0]} / {ka[1]}",
                                 b=f"{kb[0]} / {kb[1]}", difference=paired_difference(
-                                    _passes(option, ra, common, labels),
-                                    _passes(option, rb, common, labels), seed)))
+                                    _passes(ra, common), _passes(rb, common), seed)))
     return Statistics(seed=seed, options=OPTIONS, scores=scores, gaps=gaps,
                       review=_review(by_id, attempts, grades, current, labels, headline),
                       finding_precision=finding_precision(findings, finding_reviews),
