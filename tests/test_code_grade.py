@@ -149,7 +149,14 @@ def test_a_header_unit_of_another_scale_is_not_ignored() -> None:
     ("States a floor area of 297 m²", "| Unit | Area (sq ft) |\n|---|---|\n| A | 3,200 |", "pass"),
     ("States a hold temperature of 68 °F", "Held at 20 °C throughout.", "pass"),
     ("States a hold temperature of 68 °F", "Held at 25 °C throughout.", "fail"),
-], ids=["ft-as-m", "yield", "yield-off", "header-sq-ft", "celsius", "celsius-off"])
+    ("States a cargo volume of 54.7 ft³", "Total cargo: **1.55 m³**.", "pass"),
+    ("States a fabric weight of 288 g/m²", "Spec sheet: **8.5 oz/yd²**.", "pass"),
+    ("States Scope 3 emissions of 169 thousand tCO2e (±1,000 t)",
+     "Scope 3: **168.9 kt CO₂e** in 2024.", "pass"),
+    ("States a finished width of 144 cm", "Finished width: **56.7 in**.", "pass"),
+    ("States a delay penalty of $1.68m", "Penalty = **1.68 million dollars**.", "pass"),
+], ids=["ft-as-m", "yield", "yield-off", "header-sq-ft", "celsius", "celsius-off", "cubic-feet",
+        "areal-weight", "co2e", "inches", "dollars-in-words"])
 def test_a_measure_in_another_unit_of_its_kind_is_converted(criterion: str, answer: str,
                                                             expected: str) -> None:
     assert verdict(criterion, answer) == expected
@@ -165,9 +172,21 @@ def test_the_same_digits_in_another_unit_never_pass(criterion: str, answer: str)
 
 
 def test_measures_of_different_kinds_never_match() -> None:
-    """350 m is no area, no mass and no count of visitors: nothing is decided on them."""
+    """350 m is no area, no mass and no count of visitors; 445 kN is a force, not 445 t; a
+    million boxes are no million TEU: nothing is passed on them."""
     for answer in ("The site covers 350 m².", "It shipped 350 kg.", "It had 350 visitors."):
         assert verdict("States a vertical drop of 350 m", answer) != "pass", answer
+    assert verdict("States a lift capacity of 445 t", "Capacity: **445 kN** SWL.") != "pass"
+    assert verdict("States 2025 throughput of 1,790,000 TEU",
+                   "2025 volume: **1.79 million boxes**.") != "pass"
+
+
+def test_a_letter_that_starts_a_word_is_no_unit() -> None:
+    """'12 t-shirts' holds no tonnes and '56.7 in 2024' no inches."""
+    from rubric_audit.checks.numbers import find_quantities
+
+    assert [q.measure for q in find_quantities("We sold 12 t-shirts and 56.7 in 2024.")] == [
+        None, None]
 
 
 def test_a_rounding_step_written_with_a_currency_code() -> None:

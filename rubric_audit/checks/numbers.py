@@ -71,6 +71,11 @@ _REFERENCE_WORDS = (
     "drg|cpt|icd(?:-10)?|ndc|hcpcs|naics|npi|isin|cusip|ein|"
     "po|p\\.o|rf[qpi]s?|grns?|asns?|ncrs?|batch(?:es)?|protocols?|requisitions?|waybills?|awbs?")
 _CODES = "|".join(CURRENCY_CODES)
+# A currency named in words after the amount; "dollars" alone names no one currency
+CURRENCY_WORDS = {"us dollar": "USD", "euro": "EUR", "pounds sterling": "GBP",
+                  "pound sterling": "GBP", "yen": "JPY", "swiss franc": "CHF"}
+CURRENCY_WORD = re.compile(r"\s?((?:us\s+)?dollars?|euros?|pounds?\s+sterling|yen|swiss\s+francs?)"
+                           r"\b", re.I)
 _PAREN = r"\((?:\d{1,3}|[A-Za-z]{1,4})\)"
 _NOT_AN_AMOUNT = (r"(?!\s?(?:%|percent|per\s?cent|percentage|bps?\b|basis|[x×]\b|million|"
                   r"billion|thousand|bn\b|mm\b|[kmb]\b))")
@@ -246,6 +251,9 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
         dimension = "currency"
     else:
         dimension = "plain"
+    if dimension == "plain" and (word := CURRENCY_WORD.match(after)):
+        dimension = "currency"  # "1.68 million dollars" is $1.68m
+        currency = CURRENCY_WORDS.get(re.sub(r"\s+", " ", word.group(1).lower()).rstrip("s"))
     factor = SCALES.get(scale_name, 1.0)
     noun = measure = None
     if dimension == "plain" and factor == 1.0:
@@ -258,9 +266,8 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
             return None  # clause 14.1, section 3
         if re.search(r"\bper\s*$", before, re.I):
             return None  # "rate per 1,000 patient days": a denominator
-        noun = _noun(after)
-    if dimension == "plain":
-        measure = _measure(after)  # "1.2 million m³" too
+    if dimension == "plain":  # "1.2 million m³" too; "1.79 million boxes" counts boxes
+        noun, measure = noun or _noun(after), _measure(after)
     if dimension == "plain" and g["scale"] and g["scale"] not in "kK" and not currency \
             and not CURRENCY_RANGE_BEFORE.search(before):
         return None  # "5m" alone could be metres or months ("12.5k" is thousands);

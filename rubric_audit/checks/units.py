@@ -4,8 +4,9 @@ two units of the same kind (1,150 ft is 350.52 m; 8.2 µg/mL is 8.2 mg/L); two k
 The words and symbols a unit is written with are the project's own table (`UNITS`: rubric and
 agent spellings, "sq ft", "m³", "t/ha"); what a unit is and how it converts is pint's, so no
 conversion factor is written here. Spellings that also mean something else after a number are
-left out: "pounds" (money), "tons" (short or metric), "oz" (troy for metals), "in" (a
-preposition), "kt" (knots or kilotonnes), "bar" (bar charts), single "t"; time units too,
+left out: "pounds" (money), "tons" (short or metric), "oz" alone (troy for metals), "in" (a
+preposition) unless punctuation follows it, "kt" (knots or kilotonnes), "bar" (bar charts);
+time units too,
 which `numbers.DURATION_HOURS` reads as durations. Units with an SI prefix, written as
 `numbers.MEASURE_UNIT` reads them ("µg·h/mL"), are read factor by factor (`si_unit`). pint is
 imported on the first conversion only: a criterion and an answer in the same unit never
@@ -32,10 +33,11 @@ UNITS: dict[str, str] = {
     "square metre": "meter**2", "square meter": "meter**2", "km²": "kilometer**2",
     "km2": "kilometer**2", "sq km": "kilometer**2", "square kilometre": "kilometer**2",
     "square kilometer": "kilometer**2", "ft²": "foot**2", "sq ft": "foot**2", "sqft": "foot**2",
-    "square foot": "foot**2", "square feet": "foot**2", "ha": "hectare", "hectare": "hectare",
-    "acre": "acre",
+    "square foot": "foot**2", "square feet": "foot**2", "yd²": "yard**2", "sq yd": "yard**2",
+    "ha": "hectare", "hectare": "hectare", "acre": "acre",
     # volume
     "m³": "meter**3", "m3": "meter**3", "cubic metre": "meter**3", "cubic meter": "meter**3",
+    "ft³": "foot**3", "cu ft": "foot**3", "cubic foot": "foot**3", "cubic feet": "foot**3",
     "L": "liter", "l": "liter", "litre": "liter", "liter": "liter", "mL": "milliliter",
     "ml": "milliliter", "kL": "kiloliter", "ML": "megaliter", "megalitre": "megaliter",
     "megaliter": "megaliter", "hL": "hectoliter", "hl": "hectoliter", "hectolitre": "hectoliter",
@@ -43,10 +45,18 @@ UNITS: dict[str, str] = {
     "bbl": "oil_barrel", "barrel": "oil_barrel",
     # mass
     "mg": "milligram", "g": "gram", "kg": "kilogram", "gram": "gram", "kilogram": "kilogram",
-    "tonne": "metric_ton", "metric ton": "metric_ton", "metric tonne": "metric_ton",
+    "t": "metric_ton", "tonne": "metric_ton", "metric ton": "metric_ton", "metric tonne": "metric_ton",
     "kilotonne": "kilometric_ton", "Mt": "megametric_ton",
     "megatonne": "megametric_ton", "lb": "pound", "lbs": "pound",
     "short ton": "short_ton",
+    # emissions: tonnes of CO2 equivalent are tonnes (of a gas's weighted mass)
+    "tCO2e": "metric_ton", "tCO₂e": "metric_ton", "t CO2e": "metric_ton", "t CO₂e": "metric_ton",
+    "tCO2": "metric_ton", "tCO₂": "metric_ton", "ktCO2e": "kilometric_ton",
+    "ktCO₂e": "kilometric_ton", "kt CO2e": "kilometric_ton", "kt CO₂e": "kilometric_ton",
+    "MtCO2e": "megametric_ton", "MtCO₂e": "megametric_ton", "Mt CO2e": "megametric_ton",
+    "Mt CO₂e": "megametric_ton",
+    # force (a crane's safe working load in kN is no mass)
+    "kN": "kilonewton", "MN": "meganewton",
     # energy and power
     "Wh": "watt_hour", "kWh": "kilowatt_hour", "MWh": "megawatt_hour",
     "GWh": "gigawatt_hour", "TWh": "terawatt_hour", "W": "watt", "kW": "kilowatt",
@@ -63,6 +73,9 @@ UNITS: dict[str, str] = {
     # yields
     "t/ha": "metric_ton/hectare", "t/acre": "metric_ton/acre", "kg/ha": "kilogram/hectare",
     "lb/acre": "pound/acre",
+    # areal weights (fabric, paper): an ounce of cloth is avoirdupois
+    "g/m²": "gram/meter**2", "g/m2": "gram/meter**2", "gsm": "gram/meter**2",
+    "oz/yd²": "ounce/yard**2", "oz/yd2": "ounce/yard**2", "oz/sq yd": "ounce/yard**2",
 }
 _WORDS = {k for k in UNITS if (k.isalpha() and k.islower() and len(k) > 3) or " " in k}
 _PLURAL = r"(?:s|es)?"
@@ -76,7 +89,7 @@ def _spelling(unit: str) -> str:
 # the longest spelling first, so "sq ft" is not read as "sq" and "kWh" not as "kW"
 UNIT_AFTER = re.compile(
     r"[ \t]?(" + "|".join(_spelling(u) for u in sorted(UNITS, key=len, reverse=True)) +
-    r")(?![\w²³/·⋅])", re.I)
+    r"|in(?=\s*(?:[),;:(]|\.(?!\d)|$)))(?![-\w²³/·⋅])", re.I)
 
 
 def unit_after(text: str) -> str | None:
@@ -87,6 +100,8 @@ def unit_after(text: str) -> str | None:
     if not found:
         return None
     written = found.group(1)
+    if written == "in":
+        return "inch"  # "56.7 in (4 ft 8.7 in)": before punctuation, no preposition
     if written in UNITS:
         return UNITS[written]
     lower = written.lower()
