@@ -328,6 +328,10 @@ def test_audit_reports_agreement_on_the_shared_fixtures(tmp_path: Path) -> None:
      "pass"),
     ("States the allowance for losses is USD 2.7m", "Allowance for losses: USD 2.7m.", "pass"),
     ("States a 12-month retention of 88%", "12-month retention was 88%.", "pass"),
+    # a gloss in brackets between the state word and its value
+    ("States a stock loss (shrinkage) of 42 hL", "The count is 42 hL over book: a stock gain.",
+     "fail"),
+    ("States a stock loss (shrinkage) of 42 hL", "A stock loss of 42 hL against book.", "pass"),
 ])
 def test_the_direction_a_criterion_states_is_part_of_its_value(criterion: str, answer: str,
                                                                 expected: str) -> None:

@@ -80,9 +80,13 @@ def _last_words(text: str, count: int) -> str:
     return " ".join(re.findall(r"[\w+\-]+", text)[-count:])
 
 
+GLOSS = re.compile(r"\s*\([^()\n]{1,40}\)(?=\s*\S)")  # "a stock loss (shrinkage) of 42 hL"
+
+
 def _clause_before(text: str, start: int) -> str:
-    """The text of the value's clause before it (from the last comma, bracket, 'and' ...)."""
-    window = text[max(0, start - 80):start]
+    """The text of the value's clause before it (from the last comma, bracket, 'and' ...); a
+    short gloss in brackets within it is passed over, not taken for the clause's start."""
+    window = GLOSS.sub("", text[max(0, start - 80):start])
     cut = 0
     for m in CLAUSE_START.finditer(window):
         cut = m.end()
