@@ -347,6 +347,8 @@ def test_the_direction_a_criterion_states_is_part_of_its_value(criterion: str, a
      "are not; the treaty wording leaves either reading open.", "fail"),
     ("States a fill rate of 96.5% (±0.1 pp)",
      "Fill rate was about 96.5%, possibly closer to 98.0% once back-orders are netted.", "fail"),
+    ("States a weekly cost of $214,656",
+     "The weekly cost is either $214,656 (8 services) or $241,488 with a ninth.", "fail"),
     ("States a defect density of 4 per 1,000 units",
      "4 per 1,000 units on the first count; the recount found 1, so likely somewhere between 1 "
      "and 4 per 1,000 units.", "fail"),

@@ -21,7 +21,7 @@ from typing import Literal
 from rubric_audit.checks.answer import Reading, read_answer
 from rubric_audit.checks.criterion import Role, Tolerance
 from rubric_audit.checks.numbers import Quantity, comparable, value_in_terms_of
-from rubric_audit.checks.polarity import CHANGE_HEADER
+from rubric_audit.checks.polarity import CHANGE_HEADER, GLOSS
 from rubric_audit.checks.text import stem
 
 ALTERNATIVE_GAP = re.compile(
@@ -79,10 +79,12 @@ def _alternatives(answer: str, values: list[Quantity], matched: list[Quantity]) 
     one figure in other terms rather than offering two.
     """
     hits = {id(q) for q in matched}
-    for a, b in itertools.pairwise(values):
-        if b.start - a.end > CONDITIONAL_GAP or (id(a) in hits) == (id(b) in hits):
+    for i, a in enumerate(values):
+        # the next value of a's kind: "either $214,656 (8 services) or $241,488"
+        b = next((v for v in values[i + 1:] if v.compatible(a)), None)
+        if b is None or b.start - a.end > CONDITIONAL_GAP or (id(a) in hits) == (id(b) in hits):
             continue
-        gap = answer[a.end:b.start]
+        gap = GLOSS.sub("", answer[a.end:b.start])
         same_order = a.value and b.value and 1 / 3 <= b.value / a.value <= 3
         if not same_order or re.search(r"[.!?](?=\s)|\n", gap):
             continue
