@@ -186,6 +186,65 @@ def test_model_checks_quote_their_source(tmp_path: Path, sample) -> None:
     assert "--lint-model" not in result.stdout
 
 
+def _findings(out: Path) -> list[dict[str, Any]]:
+    return [json.loads(line) for line in (out / "findings.jsonl").read_text().splitlines()]
+
+
+def test_an_alternative_the_judge_fails_beside_a_passing_gold_is_reported(tmp_path: Path,
+                                                                           sample) -> None:
+    """A judge that passes the gold word for word and fails any rewording of it: the
+    alternatives (the gold reworded without changing its meaning) failing is the finding."""
+    task = next(t for t in sample.tasks
+                if any(c.kind.startswith("alternative:") for c in make_controls(t)))
+    gold = task.gold.text
+
+    def literal_judge(body: dict[str, Any]) -> Reply:
+        verdict = "pass" if gold in body["messages"][-1]["content"] else "fail"
+        return text(json.dumps({"rationale": "compared word for word", "verdict": verdict}))
+
+    bench = one_task_bench(tmp_path, task.name)
+    with FakeOpenAI(literal_judge) as server:
+        result = CliRunner().invoke(app, [
+            "audit", str(bench), "--out", str(tmp_path / "out"), "--judge", "openai/literal",
+            "--api-base", server.url, "--cache", str(tmp_path / "c.db")],
+            env={"OPENAI_API_KEY": "sk-test"})
+    assert result.exit_code == 0, result.output
+    findings = _findings(tmp_path / "out")
+    failed = [f for f in findings if f["check"] == "control_alternative_fails"]
+    assert failed and all(f["task_id"] == task.id and f["evidence"]["control"].startswith(
+        f"{task.id}:alternative:") for f in failed), failed
+    assert not any(f["check"] == "control_gold_fails" and f["evidence"]["grader"].startswith(
+        "judge:") for f in findings), "the gold itself passes"
+
+
+def test_a_criterion_the_prompt_never_asks_for_is_reported_per_criterion_named(
+        tmp_path: Path, sample) -> None:
+    """The lint model names the criterion it finds ungrounded (and an id the task has not):
+    one warning on the known criterion, quoting what it requires; the other checks say no."""
+    task = sample.task("kestrel_04")
+    named = task.criteria[-1].id
+
+    def lint_model(body: dict[str, Any]) -> Reply:
+        applies = "never asks for" in body["messages"][-1]["content"]
+        return text(json.dumps({"applies": applies, "criterion_ids": [named, "no_such_id"],
+                                "source": "prompt", "quote": "Reconcile the totals",
+                                "explanation": "the prompt asks for no reconciliation"}))
+
+    bench = one_task_bench(tmp_path, "kestrel_04")
+    with FakeOpenAI(lint_model) as server:
+        result = CliRunner().invoke(app, [
+            "audit", str(bench), "--out", str(tmp_path / "out"), "--lint-model", "openai/lint",
+            "--api-base", server.url, "--cache", str(tmp_path / "c.db")],
+            env={"OPENAI_API_KEY": "sk-test"})
+    assert result.exit_code == 0, result.output
+    [found] = [f for f in _findings(tmp_path / "out")
+               if f["check"] == "criterion_not_asked_by_prompt"]
+    assert (found["task_id"], found["criterion_id"], found["severity"]) == (
+        task.id, named, "warning")
+    assert found["evidence"]["quote"] == "Reconcile the totals"
+    assert "the prompt asks for no reconciliation" in found["message"]
+
+
 def test_an_old_store_is_migrated_in_place(tmp_path: Path) -> None:
     db = sqlite3.connect(tmp_path / "audit.db")
     db.executescript(MIGRATIONS[0])

@@ -54,6 +54,16 @@ def test_declared_task_files_missing(tmp_path: Path) -> None:
     assert _checks(root) == [("input_missing_task_files", "task_1", None)]
 
 
+def test_a_file_gold_without_its_files(tmp_path: Path) -> None:
+    """A gold of type file with nothing under gold_files/<task_id>/ is said; with a file there,
+    nothing is."""
+    root = make_benchmark(tmp_path / "b", tasks=[make_task(gold_response_type="file")])
+    assert _checks(root) == [("input_missing_gold_file", "task_1", None)]
+    (root / "gold_files" / "task_1").mkdir(parents=True)
+    (root / "gold_files" / "task_1" / "answer.md").write_text("The budget is 1.2m.")
+    assert _checks(root) == []
+
+
 def test_world_without_files(tmp_path: Path) -> None:
     root = make_benchmark(tmp_path / "b")
     shutil.rmtree(root / "worlds")
