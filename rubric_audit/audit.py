@@ -12,6 +12,7 @@ import importlib
 import json
 import os
 import shutil
+import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -223,8 +224,6 @@ def _output_folder(out: Path) -> Iterator[Path]:
     recognised and removed by the next one.
     """
     if out.is_dir():
-        _check_writable(out)
-        _check_writable(out / DB_NAME)
         yield out
         return
     _make_writable_folder(out.parent)
@@ -254,9 +253,20 @@ def _make_writable_folder(folder: Path) -> None:
 
 
 def _check_writable(path: Path) -> None:
-    if path.exists() and not os.access(path, os.W_OK):
+    """Refuse, before any work, a folder or file this process cannot write. Tried, not asked of
+    os.access: root passes every permission check, yet an immutable folder or a read-only mount
+    refuses root's writes (which then failed at the first report, after the audit's work)."""
+    if not path.exists():
+        return
+    try:
+        if path.is_dir():
+            tempfile.TemporaryFile(dir=path).close()
+        else:
+            with path.open("ab"):
+                pass
+    except OSError:
         raise InputError(path, None, "not writable: choose another output folder or fix its "
-                                     "permissions")
+                                     "permissions") from None
 
 
 def _remove_stale_staging(out: Path) -> None:
@@ -500,6 +510,9 @@ def run_audit(bench_path: Path | None, run_paths: list[Path] | None, out: Path,
         raise InputError("audit", None, "give run folders, a benchmark (--bench), or both")
     if out.exists() and not out.is_dir():
         raise InputError(out, None, "output path exists and is not a folder")
+    if out.is_dir():  # before its reports are written again from a reused audit, too
+        _check_writable(out)
+        _check_writable(out / DB_NAME)
     offline = not (options.judge or options.lint_model or options.near_miss_model)
     inputs = inputs_fingerprint([p for p in [bench_path, *paths] if p is not None],
                                 options.model_dump(), out) if offline else None
@@ -593,5 +606,6 @@ def _write_files(folder: Path, files: dict[str, str]) -> None:
 
 def report(out: Path) -> AuditSummary:
     """`rubric-audit report OUT`: the reports again from OUT/audit.db (reviews included)."""
+    _check_writable(out)
     with open_audit(out / DB_NAME) as store:
         return write_reports(store, out)
