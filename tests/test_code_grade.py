@@ -181,6 +181,16 @@ def test_measures_of_different_kinds_never_match() -> None:
                    "2025 volume: **1.79 million boxes**.") != "pass"
 
 
+@pytest.mark.parametrize(("criterion", "answer"), [
+    ("States a fit-out of 26 days", "About **three weeks and five days** from strip-out."),
+    ("States the tank is out of service for 3 days 6 hours",
+     "Total downtime: three days and six hours."),
+    ("States a window of 1.75 hours", "Window: 6:00 to 7:45, **1¾ hours**."),
+], ids=["weeks-and-days-in-words", "days-and-hours-in-words", "vulgar-fraction"])
+def test_durations_in_words_and_fractions_are_one_value(criterion: str, answer: str) -> None:
+    assert verdict(criterion, answer) == "pass"
+
+
 def test_a_letter_that_starts_a_word_is_no_unit() -> None:
     """'12 t-shirts' holds no tonnes and '56.7 in 2024' no inches."""
     from rubric_audit.checks.numbers import find_quantities
@@ -332,6 +342,14 @@ def test_audit_reports_agreement_on_the_shared_fixtures(tmp_path: Path) -> None:
     ("States a stock loss (shrinkage) of 42 hL", "The count is 42 hL over book: a stock gain.",
      "fail"),
     ("States a stock loss (shrinkage) of 42 hL", "A stock loss of 42 hL against book.", "pass"),
+    # favourable or adverse: a variance's side, whichever way its value goes
+    ("States a variance at completion of EUR 4.7m adverse",
+     "Variance at completion: EUR 4.7m favourable, some headroom.", "fail"),
+    ("States heat use was 0.12 GJ/t above budget (an adverse variance)",
+     "Heat variance: 0.12 GJ/t adverse, from the worn cooler grates.", "pass"),
+    # a spaced em dash is an aside, not a range
+    ("States the hammer total fell short of the low estimate by GBP 1.35m",
+     "Hammer total GBP 17.25m — GBP 1.35m below the GBP 18.6m low estimate.", "not_applicable"),
 ])
 def test_the_direction_a_criterion_states_is_part_of_its_value(criterion: str, answer: str,
                                                                 expected: str) -> None:

@@ -27,6 +27,7 @@ from rubric_audit.checks.numbers import (
     find_quantities,
     find_ranges,
     find_word_numbers,
+    join_durations,
     measure_unit,
     with_unit,
 )
@@ -195,7 +196,8 @@ def read_answer(written: str) -> Reading:
         return line_starts[bisect.bisect_right(line_starts, position) - 1]
 
     label_of_piece = [line_labels.get(line_of(a), "") for a in bounds[:-1]]
-    found = sorted([*find_quantities(answer), *find_word_numbers(answer)], key=lambda q: q.start)
+    found = join_durations(answer, sorted([*find_quantities(answer), *find_word_numbers(answer)],
+                                          key=lambda q: q.start))
     quantities, headers = _implied_units(answer, found)
     segment_of = [bisect.bisect_right(bounds, q.start) - 1 for q in quantities]
     labels, label_names = [], []

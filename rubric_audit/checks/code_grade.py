@@ -19,7 +19,7 @@ from rubric_audit.checks.answer import Reading, read_answer
 from rubric_audit.checks.binding import TargetCheck, check_target
 from rubric_audit.checks.criterion import Claim, read_claim
 from rubric_audit.checks.numbers import unread
-from rubric_audit.checks.polarity import meets
+from rubric_audit.checks.polarity import meets, valence
 from rubric_audit.model import CODE_GRADER, Attempt, CriterionGrade, Task
 
 UNREAD_NUMBERS = re.compile(r"\d+(?:[.,]\d+){2,}")  # "21.1,8650" in a CSV row, "€1.250.500"
@@ -109,6 +109,12 @@ def _polar_check(claim: Claim, n: int, answer: str) -> TargetCheck:
     sign either way ("(1,204)" for "decreased by 1,204") and then meets the target only if it
     goes the criterion's way; a value whose direction the answer leaves unsaid decides nothing."""
     check = _target_check(claim, n, answer)
+    reading = read_answer(answer)
+    if claim.valences[n] is not None and check.outcome == "pass":
+        contrary = [q for q in check.matched
+                    if valence(reading.text, q) not in (None, claim.valences[n])]
+        if contrary:  # "EUR 4.7m favourable" for "EUR 4.7m adverse"
+            return replace(check, matched=[], missed=contrary, outcome="fail")
     polarity = claim.polarities[n]
     if polarity is None:
         return check
@@ -118,10 +124,8 @@ def _polar_check(claim: Claim, n: int, answer: str) -> TargetCheck:
             check = replace(flipped, target=claim.targets[n], tolerance=claim.tolerances[n])
     if check.outcome != "pass":
         return check
-    headers = dict(zip(map(id, read_answer(answer).quantities), read_answer(answer).headers,
-                       strict=True))
-    text = read_answer(answer).text
-    ways = [(q, meets(polarity, q, text, headers.get(id(q), ""))) for q in check.matched]
+    headers = dict(zip(map(id, reading.quantities), reading.headers, strict=True))
+    ways = [(q, meets(polarity, q, reading.text, headers.get(id(q), ""))) for q in check.matched]
     against = [q for q, way in ways if way is False]
     if against:
         return replace(check, matched=[], missed=against, outcome="fail")

@@ -32,7 +32,13 @@ from rubric_audit.checks.numbers import (
     per_of,
     value_in_terms_of,
 )
-from rubric_audit.checks.polarity import OFFSET_AFTER, Polarity, criterion_polarity
+from rubric_audit.checks.polarity import (
+    OFFSET_AFTER,
+    Polarity,
+    Valence,
+    criterion_polarity,
+    valence,
+)
 from rubric_audit.checks.text import content_tokens
 
 WORD_DIGITS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
@@ -318,6 +324,7 @@ class Claim:
     limit: bool  # the criterion speaks of a cap, limit or threshold: "up to X" states it
     roles: tuple[Role, ...]  # per target: a level, a change ("falls by X") or compared ("from X")
     polarities: tuple[Polarity | None, ...]  # per target: the direction its words state
+    valences: tuple[Valence | None, ...]  # per target: favourable or adverse, where said
     qualitative: bool  # the criterion also asks for a cause or a reason ("and attributes it to")
 
 
@@ -379,7 +386,8 @@ def read_claim(criterion: str, prompt: str) -> Claim:
         limit=bool(LIMIT_WORDS.search(body)),
         qualitative=bool(QUALITATIVE_PART.search(body)),
         roles=roles, polarities=tuple(_polarity(body, t, r) for t, r in zip(targets, roles,
-                                                                             strict=True)))
+                                                                             strict=True)),
+        valences=tuple(valence(body, t) for t in targets))
 
 
 PER_BEFORE = re.compile(r"\bper\s+[A-Za-z][\w-]*(?:\s+[a-z][\w-]*)?\s+(?:of|was|is|at|were|=|:)\s*"

@@ -109,7 +109,7 @@ QUANTITY = re.compile(
     (?P<sign>(?:[-−]|(?i:negative|minus)\s)(?=\s?(?:[$€£¥]|\d|(?:{_CODES})\b))|–(?=[$€£¥\d]))?
     (?:(?P<cur_sym>(?:US|A|C|NZ|HK|S|R)?\$|[€£¥])|(?P<cur_pre>(?:{_CODES}))\s?)?
     (?P<sign2>[-−])?
-    (?P<num>(?>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+))
+    (?P<num>(?>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+))(?P<frac>[¼½¾⅓⅔⅛⅜⅝⅞])?
     (?:\s?(?P<scale_word>(?i:billion|million|thousand|trillion|bn|mm|mn|tn))\b
        |(?P<scale>[kKmMbB])(?![A-Za-z]))?
     (?:[\s-]?(?P<unit>%|percent\b|per\s?cent\b|percentage\s+points?\b|pp\b|bps?\b|basis\s+points?\b
@@ -135,7 +135,8 @@ PER_UNIT = re.compile(rf"\s?(?:/\s?|per\s+)((?:\d[\d,]*\s+)?[A-Za-z][A-Za-z-]*"
                       r"(?:\s?(?:/\s?|per\s+)([A-Za-z]+))?", re.I)
 PERIODS = frozenset(("day", "week", "month", "year", "quarter", "hour", "night", "annum", "yr",
                      "mo"))
-RANGE_JOIN = re.compile(r"^[ \t]*(?:-|–|—|to|and)[ \t]*$", re.I)  # a line's list dash joins nothing
+# a line's list dash joins nothing, nor a spaced em dash: "£17.25m — £1.35m below" is an aside
+RANGE_JOIN = re.compile(r"^(?:[ \t]*(?:-|–|to|and)[ \t]*|—)$", re.I)
 NOUN = re.compile(r"^\)?[\s-]?([A-Za-z]{2,})(?:[\s-]([A-Za-z]{2,}))?")
 QUALIFIERS = frozenset(("business", "calendar", "working", "consecutive", "full", "additional",
                         "new", "total", "net", "gross", "separate", "distinct"))
@@ -198,6 +199,10 @@ class Quantity:
 def _counts_things(measured: Quantity, other: Quantity) -> bool:
     """Whether `other` counts a thing (a noun that is no unit) where `measured` is a measure."""
     return bool(measured.measure and other.noun and not units.unit_named(other.noun))
+
+
+VULGAR_FRACTIONS = {"¼": 0.25, "½": 0.5, "¾": 0.75, "⅓": 1 / 3, "⅔": 2 / 3, "⅛": 0.125, "⅜": 0.375,
+                    "⅝": 0.625, "⅞": 0.875}  # "1¾ hours" is 1.75 hours
 
 
 def _decimals(num: str) -> int:
@@ -274,7 +279,7 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
         # "EUR 12.5m-12.9m" is a range
     if unit.startswith("b"):  # basis points, in percent
         factor *= 0.01
-    value = float(num.replace(",", "")) * factor
+    value = (float(num.replace(",", "")) + VULGAR_FRACTIONS.get(g["frac"] or "", 0.0)) * factor
     negative = bool(g["sign"] or g["sign2"])
     if before.endswith("(") and after.startswith(")"):
         outside = re.search(r"([$€£¥])\s?\($", before)
@@ -298,7 +303,8 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
         return None  # digits past a float's range (5,000 nines read as inf): no checkable value
     points = None if dimension != "percent" else unit.startswith(("pp", "percentage", "b", "point", "pt"))
     return Quantity(value=-value if negative else value, dimension=dimension, currency=currency,
-                    scale=factor, decimals=_decimals(num), text=match.group(0).strip(),
+                    scale=factor, decimals=_decimals(num) + (2 if g["frac"] else 0),
+                    text=match.group(0).strip(),
                     start=match.start(), end=match.end(), noun=noun,
                     per=per_of(after) or (per_of(after[len(unit_of.group(0)):])
                                           if (unit_of := MEASURE_AFTER.match(after)) else None),
@@ -377,18 +383,19 @@ def _quantities(text: str, thresholds: bool) -> tuple[Quantity, ...]:
                 or THRESHOLD_AFTER.match(text, match.end(), match.end() + WINDOW)):
             continue
         out.append(q)
-    return tuple(_join_durations(text, _share_units_in_ranges(text, out)))
+    return tuple(join_durations(text, _share_units_in_ranges(text, out)))
 
 
 DURATION_HOURS = {"week": 168.0, "day": 24.0, "hour": 1.0, "hr": 1.0, "h": 1.0, "minute": 1 / 60,
                   "min": 1 / 60}
-DURATION_TAIL = re.compile(r"\s?[A-Za-z]+,?\s+(?:and\s+)?(\d{1,4}(?:\.\d+)?)\s?"
-                           r"(hours?|hrs?|h|minutes?|mins?)\b", re.I)
+DURATION_TAIL = re.compile(rf"\s?[A-Za-z]+,?\s+(?:and\s+)?(\d{{1,4}}(?:\.\d+)?|{NUMBER_WORDS})\s?"
+                           r"(weeks?|days?|hours?|hrs?|h|minutes?|mins?)\b", re.I)
 
 
-def _join_durations(text: str, found: list[Quantity]) -> list[Quantity]:
+def join_durations(text: str, found: list[Quantity]) -> list[Quantity]:
     """A duration written in two units is one: "2 days 14 hours" is 62 hours, in the smaller
-    ("14" after "days" reads as a day number otherwise)."""
+    ("14" after "days" reads as a day number otherwise); "three weeks and five days" is 26
+    days."""
     out: list[Quantity] = []
     end = -1
     for q in found:
@@ -397,7 +404,9 @@ def _join_durations(text: str, found: list[Quantity]) -> list[Quantity]:
         tail = DURATION_TAIL.match(text, q.end) if q.dimension == "plain" else None
         unit = tail.group(2).lower().rstrip("s") if tail else ""
         if tail and q.noun in DURATION_HOURS and DURATION_HOURS[unit] < DURATION_HOURS[q.noun]:
-            hours = q.value * DURATION_HOURS[q.noun] + float(tail.group(1)) * DURATION_HOURS[unit]
+            count = tail.group(1).lower()
+            hours = q.value * DURATION_HOURS[q.noun] + float(WORD_VALUES.get(count, count)) \
+                * DURATION_HOURS[unit]
             noun = {"h": "hour", "hr": "hour", "min": "minute"}.get(unit, unit)
             q = replace(q, value=hours / DURATION_HOURS[unit], noun=noun, end=tail.end(),
                         text=text[q.start:tail.end()],

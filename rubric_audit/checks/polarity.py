@@ -18,6 +18,7 @@ from typing import Literal
 from rubric_audit.checks.numbers import Quantity
 
 Direction = Literal["up", "down"]
+Valence = Literal["favourable", "adverse"]
 
 _CHANGE_UP = (r"rose|rise[sn]?|rising|increase[sd]?|increasing|grew|grow(?:s|n|ing)?|growth|"
               r"gain(?:ed|ing)?|up|climb(?:ed|s)?|jump(?:ed|s)?|surged?|widened|lengthen(?:ed|s)?|"
@@ -138,6 +139,24 @@ def _sentence(text: str, q: Quantity) -> tuple[str, int]:
     begin = ends[-1] if ends else start
     after = SENTENCE_END.search(text, q.end, q.end + 300)
     return text[begin:after.start() if after else q.end + 300], q.start - begin
+
+
+VALENCE = re.compile(r"\b(?:(?P<favourable>favou?rable)|(?P<adverse>adverse|unfavou?rable))\b",
+                     re.I)
+VALENCE_REACH = 60  # characters after a value its clause's "favourable" or "adverse" may stand
+
+
+def valence(text: str, q: Quantity) -> Valence | None:
+    """Whether the value's own clause calls it favourable or adverse ("EUR 4.7m adverse", "0.12
+    GJ/t above budget (an adverse variance)"): a variance's good or bad side, which says nothing
+    of up or down (an adverse cost is up, an adverse revenue down); None where it says neither
+    or both."""
+    after = text[q.end:q.end + VALENCE_REACH]
+    end = SENTENCE_END.search(after)
+    clause = _clause_before(text, q.start) + " " + (after[:end.start()] if end else after)
+    said: set[Valence] = {"favourable" if m.group("favourable") else "adverse"
+                          for m in VALENCE.finditer(clause)}
+    return said.pop() if len(said) == 1 else None
 
 
 def answer_direction(text: str, q: Quantity, header: str = "") -> Direction | None:
