@@ -31,7 +31,8 @@ def _expanded(e: CalendarEvent, begin: datetime | None, finish: datetime) -> lis
         first = datetime.fromisoformat(e.start)
         length = datetime.fromisoformat(e.end) - first if e.end else None
         if first.tzinfo is None:  # floating or all-day: compare wall-clock times
-            begin, finish = (d.replace(tzinfo=None) if d else d for d in (begin, finish))
+            begin = begin.replace(tzinfo=None) if begin else begin
+            finish = finish.replace(tzinfo=None)
         rule = rrulestr("\n".join(e.recurrence), forceset=True, dtstart=first)
         starts = [s for s in itertools.takewhile(lambda s: s <= finish,
                                                  itertools.islice(rule, MAX_SCANNED))
@@ -55,8 +56,8 @@ class Calendar:
         self.original = dict(self.events)
         self.deleted: list[str] = []
 
-    def list(self, start: str | None = None, end: str | None = None, offset: int = 0,
-             limit: int = 50) -> dict[str, Any]:
+    def list_events(self, start: str | None = None, end: str | None = None, offset: int = 0,
+                    limit: int = 50) -> dict[str, Any]:
         begin, finish = _when(start), _when(end)
 
         def inside(e: CalendarEvent) -> bool:

@@ -56,7 +56,7 @@ class FileStore:
             raise WorkspaceError(f"no such file or folder: {path!r}")
         return target
 
-    def list(self, path: str = ".", offset: int = 0, limit: int = 100) -> dict[str, Any]:
+    def list_files(self, path: str = ".", offset: int = 0, limit: int = 100) -> dict[str, Any]:
         folder = self.resolve(path)
         if not folder.is_dir():
             raise WorkspaceError(f"not a folder: {path!r}")
@@ -72,6 +72,7 @@ class FileStore:
             raise WorkspaceError(f"{path} is a workbook with sheets {sorted(set(names))}: use "
                                  f"files_read_sheet to read its cells")
         data = target.read_bytes()
+        text: str | None
         if suffix == ".pdf":
             text = _pdf_text(data, path)
         else:

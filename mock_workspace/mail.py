@@ -54,7 +54,7 @@ class Mailbox:
         items = self.inbox if folder == "inbox" else self.sent
         return sorted(items, key=lambda m: (m.date, m.message_id), reverse=True)
 
-    def list(self, folder: str = "inbox", offset: int = 0, limit: int = 20) -> dict[str, Any]:
+    def list_folder(self, folder: str = "inbox", offset: int = 0, limit: int = 20) -> dict[str, Any]:
         result = page(self._folder(folder), offset, limit)
         result["items"] = [_summary(m) for m in result["items"]]
         return result

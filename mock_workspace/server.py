@@ -18,7 +18,8 @@ from typing import Annotated, Any, TypeVar
 from mcp.server.mcpserver import Context, MCPServer
 from mcp.server.mcpserver.exceptions import ToolError
 from mcp.server.mcpserver.tools.base import Tool
-from pydantic import BaseModel, ConfigDict, Field, create_model, model_validator
+from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
+from pydantic import ConfigDict, Field, create_model, model_validator
 
 from mock_workspace.errors import WorkspaceError
 from mock_workspace.files import MAX_CELLS, MAX_READ_CHARS
@@ -101,7 +102,7 @@ def mail_list(
     limit: Annotated[int, Field(ge=1, le=100)] = 20,
 ) -> dict:
     """List mail in a folder, newest first: message_id, date, from, to, subject."""
-    return _session(ctx).mail.list(folder, offset, limit)
+    return _session(ctx).mail.list_folder(folder, offset, limit)
 
 
 @tool
@@ -168,7 +169,7 @@ def calendar_list(
 ) -> dict:
     """List calendar events (uid, start, end, summary) in time order, optionally in a range.
     A recurring event is listed once per occurrence when `end` is given, else once with its rule."""
-    return _session(ctx).calendar.list(start, end, offset, limit)
+    return _session(ctx).calendar.list_events(start, end, offset, limit)
 
 
 @tool
@@ -269,7 +270,7 @@ def files_list(
     limit: Annotated[int, Field(ge=1, le=100)] = 100,
 ) -> dict:
     """List every file under a folder (recursively) with its size in bytes."""
-    return _session(ctx).files.list(path, offset, limit)
+    return _session(ctx).files.list_files(path, offset, limit)
 
 
 @tool
@@ -309,7 +310,7 @@ def files_write(ctx: Context, path: FilePath, content: str, overwrite: bool = Fa
         return session.files.write(path, content, overwrite)
 
 
-class _KnownArgumentsOnly(BaseModel):
+class _KnownArgumentsOnly(ArgModelBase):
     """Refuses arguments a tool does not take (a misspelt `range` must not read the whole sheet);
     the schema says so too (additionalProperties: false)."""
 

@@ -16,6 +16,7 @@ from pathlib import Path
 from typing import Any
 
 from mcp.server.context import CallNext, HandlerResult, ServerRequestContext
+from pydantic import BaseModel
 
 from mock_workspace.sessions import pooled
 
@@ -39,7 +40,7 @@ def bounded(arguments: Any) -> Any:
 
 
 def _result_text(result: HandlerResult) -> tuple[str, bool]:
-    data = result.model_dump(by_alias=True) if hasattr(result, "model_dump") else (result or {})
+    data = result.model_dump(by_alias=True) if isinstance(result, BaseModel) else (result or {})
     text = "".join(c.get("text", "") for c in data.get("content") or [] if isinstance(c, dict))
     return text, bool(data.get("isError") or data.get("is_error"))
 
