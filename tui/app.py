@@ -205,8 +205,8 @@ class ReviewApp(App[None]):
 
         if labels != self._labels_shown:  # the footer redraws only when the names change
             table = self._bindings.key_to_bindings
-            for key, group in table.items():
-                table[key] = [named(b) for b in group]
+            for key, bindings in table.items():
+                table[key] = [named(b) for b in bindings]
             self.refresh_bindings()
             self._labels_shown = labels
         status = [" · ".join(f"{key} {LABEL_NAMES[label]}" for key, label in

@@ -333,8 +333,8 @@ def sheet_grid(sheet: str, cells: list[Cell]) -> list[Block]:
     for row in grid_rows:
         grid.add_row(*row)
     formulas = "\n".join(f"{c.coordinate} {c.formula}" for c in cells if c.formula)
-    return [heading(sheet), grid, *([Text("Formulas:", "italic"), Literal(formulas)]
-                                    if formulas else []), Text("")]
+    listed: list[Block] = [Text("Formulas:", "italic"), Literal(formulas)] if formulas else []
+    return [heading(sheet), grid, *listed, Text("")]
 
 
 def world_items(data: ReviewData, task_id: str) -> list[tuple[str, list[Block]]]:

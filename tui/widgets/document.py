@@ -11,6 +11,7 @@ from __future__ import annotations
 from bisect import bisect_right
 from collections.abc import Iterable
 from itertools import accumulate
+from typing import TypedDict, Unpack
 
 from rich.cells import chop_cells
 from rich.measure import Measurement
@@ -24,6 +25,15 @@ from rubric_audit.text import visible
 from tui.document import Block, Literal
 
 TAB_SIZE = 8
+
+
+class WidgetOptions(TypedDict, total=False):
+    """The keyword arguments every Textual widget takes, passed on by our widgets' `__init__`."""
+
+    name: str | None
+    id: str | None
+    classes: str | None
+    disabled: bool
 
 
 class LinesView(ScrollView):
@@ -86,7 +96,7 @@ class DocumentView(LinesView):
     DocumentView { scrollbar-gutter: stable; overflow-x: auto; }
     """
 
-    def __init__(self, blocks: Iterable[Block] = (), **kwargs: object) -> None:
+    def __init__(self, blocks: Iterable[Block] = (), **kwargs: Unpack[WidgetOptions]) -> None:
         super().__init__(**kwargs)
         self._blocks: list[Block] = []
         self._width = 0

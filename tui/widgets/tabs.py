@@ -4,6 +4,7 @@ listing it in `TABS`: the task view, its F-key and the help screen follow from t
 from __future__ import annotations
 
 from collections.abc import Callable
+from typing import Unpack
 
 from rich.text import Text
 from textual.app import ComposeResult
@@ -14,7 +15,7 @@ from textual.widgets import OptionList, Static
 from rubric_audit.text import one_line, visible
 from tui.document import Block, Literal
 from tui.render import finding_option, findings_keys_hint, gold_blocks, overview_blocks
-from tui.widgets.document import DocumentView
+from tui.widgets.document import DocumentView, WidgetOptions
 from tui.widgets.evidence import EvidenceTab, Shown
 from tui.widgets.trajectory import TrajectoryTab
 
@@ -98,7 +99,7 @@ class WorldTab(EvidenceTab):
 
     name, title = "world", "World"
 
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, **kwargs: Unpack[WidgetOptions]) -> None:
         super().__init__(**kwargs)
         self._world: Callable[[], list[tuple[str, list[Block]]]] | None = None
         self._items: list[tuple[str, list[Block]]] = []

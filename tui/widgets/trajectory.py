@@ -11,7 +11,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 from dataclasses import dataclass
-from typing import ClassVar
+from typing import ClassVar, Unpack
 
 from rich.segment import Segment
 from rich.style import Style
@@ -31,7 +31,7 @@ from rubric_audit.checks.provenance import ValueSource, answer_provenance
 from rubric_audit.load.snapshots import shown_name
 from rubric_audit.model import Attempt, Step, Trajectory
 from rubric_audit.text import visible
-from tui.widgets.document import TAB_SIZE, LinesView
+from tui.widgets.document import TAB_SIZE, LinesView, WidgetOptions
 from tui.widgets.evidence import EvidenceTab, Shown
 
 LINE_CHARS = 400  # a line is cut here; the view is as wide as the screen anyway
@@ -187,7 +187,7 @@ class StepsView(LinesView, can_focus=True):
         Binding("down", "cursor(1)", "Next line", show=False),
         Binding("home", "cursor(-1_000_000_000)", "First line", show=False),
         Binding("end", "cursor(1_000_000_000)", "Last line", show=False),
-        Binding("enter,space", "toggle", "Fold or unfold", id="trajectory.toggle"),
+        Binding("enter,space", "fold", "Fold or unfold", id="trajectory.toggle"),
         Binding("left", "attempt(-1)", "Previous attempt", id="trajectory.previous_attempt",
                 show=False),
         Binding("right", "attempt(1)", "Next attempt", id="trajectory.next_attempt",
@@ -201,7 +201,7 @@ class StepsView(LinesView, can_focus=True):
             super().__init__()
             self.step = step
 
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, **kwargs: Unpack[WidgetOptions]) -> None:
         super().__init__(**kwargs)
         self.trajectory: Trajectory | None = None
         self.marks: dict[tuple[int, int], str] = {}
@@ -228,6 +228,7 @@ class StepsView(LinesView, can_focus=True):
         return len(self.rows) if self.trajectory is not None else 0
 
     def line_strip(self, index: int, width: int) -> Strip:
+        assert self.trajectory is not None  # there are rows only while a trajectory is shown
         row = self.rows[index]
         text, style = row_text(self.trajectory, row, self.unfolded)
         segments = [Segment(text[:width], STYLES[style])]  # cut before measuring
@@ -249,7 +250,7 @@ class StepsView(LinesView, can_focus=True):
     def page(self, direction: int) -> None:
         self.action_cursor(direction * max(1, self.scrollable_content_region.height - 1))
 
-    def action_toggle(self) -> None:
+    def action_fold(self) -> None:
         if self.trajectory is None or not self.rows:
             return
         row = self.rows[self.cursor]
@@ -282,7 +283,7 @@ class TrajectoryTab(EvidenceTab):
     #trajectory-summary { height: auto; max-height: 12; padding: 0 1; background: $boost; }
     #trajectory-steps { height: 1fr; overflow-x: hidden; }
     """
-    def __init__(self, **kwargs: object) -> None:
+    def __init__(self, **kwargs: Unpack[WidgetOptions]) -> None:
         super().__init__(**kwargs)
         self._attempts: list[Attempt] = []
         self._read: Callable[[str], Trajectory | None] = lambda attempt_id: None
