@@ -40,7 +40,8 @@ from rubric_audit.workbook import WorkbookError, workbook_cells
 RECIPES = "regold"
 MAX_COMPUTED_CELLS = 5_000  # formula values kept per task for provenance (sheet order)
 CELL = r"(?:'[^']+'|[A-Za-z_][\w ]*?)!\$?[A-Z]{1,3}\$?\d+"
-RANGE = re.compile(rf"sum\(\s*({CELL})\s*:\s*\$?([A-Z]{{1,3}})\$?(\d+)\s*\)", re.I)
+# `sum` in any case; its cells in capitals, as REF and `total` read them.
+RANGE = re.compile(rf"(?i:sum)\(\s*({CELL})\s*:\s*\$?([A-Z]{{1,3}})\$?(\d+)\s*\)")
 REF = re.compile(CELL)
 OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
        ast.Div: operator.truediv, ast.Pow: operator.pow, ast.USub: operator.neg,

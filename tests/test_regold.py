@@ -66,6 +66,12 @@ def test_expressions() -> None:
         evaluate_expression("Calc!A4", values)
     with pytest.raises(ValueError, match="not allowed"):
         evaluate_expression("__import__('os')", values)
+    # Cells are written in capitals, in a sum as alone (only `sum` may be written in any case):
+    # a lowercase one is refused in words, not with a crash.
+    assert evaluate_expression("SUM(Calc!A1:A2)", values) == pytest.approx(231)
+    for lowercase in ("Calc!a1", "sum(Calc!a1:a2)", "sum(Calc!A1:a2)"):
+        with pytest.raises(ValueError, match="not an expression"):
+            evaluate_expression(lowercase, values)
     for broken, problem in [("Calc!A1 / (Calc!A2 - Calc!A2)", "float division by zero"),
                             ("10.0 ** 400", "Numerical result out of range"),
                             ("(0 - Calc!A1) ** 0.5", "a step gives"),
