@@ -253,11 +253,14 @@ class ToolCall(Record):
     error: bool = False
 
 
+Role = Literal["system", "user", "assistant", "tool"]
+
+
 class Step(Record):
     """One message of a trajectory. A `tool` step holds a result whose call was not recorded:
     as a call of the name the result gives, or as its text when it names no call."""
 
-    role: Literal["system", "user", "assistant", "tool"]
+    role: Role
     text: str = ""
     reasoning: str = ""
     tool_calls: list[ToolCall] = Field(default_factory=list)

@@ -7,10 +7,10 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import TypeVar
 
-from rubric_audit.model import Finding, FindingReview, Review, Task, task_outcome
+from rubric_audit.model import Finding, FindingReview, Review, ReviewLabel, Task, task_outcome
 
-FAILURE_LABELS = ("defective_task", "grader_error", "ambiguous", "model_error")
-PASS_LABELS = ("sound", "unearned")
+FAILURE_LABELS: tuple[ReviewLabel, ...] = ("defective_task", "grader_error", "ambiguous", "model_error")
+PASS_LABELS: tuple[ReviewLabel, ...] = ("sound", "unearned")
 LABEL_NAMES = {"defective_task": "defective task", "grader_error": "grader error",
                "ambiguous": "ambiguous", "model_error": "model error", "sound": "sound",
                "unearned": "unearned credit"}

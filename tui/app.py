@@ -21,6 +21,7 @@ from textual.widgets.option_list import Option
 
 from rubric_audit.agreement import describe
 from rubric_audit.errors import InputError, read_own_text
+from rubric_audit.model import Review
 from rubric_audit.reviews import LABEL_NAMES, disputed_tasks
 from rubric_audit.search import QueueFilter, filter_tasks, parse_filter
 from rubric_audit.text import one_line, visible
@@ -28,7 +29,8 @@ from tui.data import FINDING_MARKS, QUEUE_TITLES, ReviewData, world_items
 from tui.screens.filter import FilterScreen
 from tui.screens.help import HelpScreen
 from tui.screens.note import NoteScreen
-from tui.widgets.tabs import TABS, FindingsTab, Shown
+from tui.widgets.evidence import Shown
+from tui.widgets.tabs import TABS, FindingsTab
 from tui.widgets.task_view import TaskView
 
 LABEL_KEYS = 4  # the most labels a task takes (the failure labels)
@@ -154,7 +156,7 @@ class ReviewApp(App[None]):
         return [b for group in self._bindings.key_to_bindings.values() for b in group
                 if b.id in ids]
 
-    def _row(self, task_id: str, mine: dict, disputed: set[str]) -> Text:
+    def _row(self, task_id: str, mine: dict[str, Review], disputed: set[str]) -> Text:
         review = mine.get(task_id)
         mark = ("!" if self.data.stale(review) else "✓") if review else \
             "»" if task_id in self.skipped else " "
@@ -162,7 +164,7 @@ class ReviewApp(App[None]):
         row = Text.assemble(mark, " ", (symbol, style), " ", self.named(task_id))
         if task_id in disputed:
             row.append(" ≠", "bold magenta")
-        if review:
+        if review and review.label:  # mine() holds only reviews with a label
             row.append(f" · {LABEL_NAMES[review.label]}", "dim")
         elif task_id in self.skipped:
             row.append(" · skipped", "dim italic")

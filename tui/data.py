@@ -15,6 +15,7 @@ from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
 from pathlib import Path
+from typing import Any
 
 from rich.text import Text
 
@@ -28,6 +29,7 @@ from rubric_audit.model import (
     Finding,
     FindingReview,
     Review,
+    ReviewLabel,
     Task,
     VariantPrompt,
 )
@@ -57,8 +59,8 @@ class TaskDetails:
     attempts: list[Attempt]
     grades: dict[str, list[CriterionGrade]]  # attempt id -> grades (every grader)
     findings: list[Finding]
-    recomputed: list[dict] = field(default_factory=list)
-    suggestion: dict | None = None
+    recomputed: list[dict[str, Any]] = field(default_factory=list)  # stored JSON, as regold wrote it
+    suggestion: dict[str, Any] | None = None  # stored JSON, as suggest wrote it
     prompt_changes: list[VariantPrompt] = field(default_factory=list)  # variants that differed
 
     def keyed_findings(self) -> list[tuple[str, Finding]]:
@@ -100,8 +102,8 @@ class ReviewData:
         self.queues = {"failures": failures, "passes": self._pass_sample(passed, per_domain, seed),
                        "all": list(ordered)}
         # Written by `audit` and `suggest`, not while the app runs: read once, not on every move.
-        self.recomputed: dict[str, list[dict]] = self.store.meta("regold", {}) or {}
-        self.suggestions: dict[str, dict] = self.store.meta("suggestions", {}) or {}
+        self.recomputed: dict[str, list[dict[str, Any]]] = self.store.meta("regold", {}) or {}
+        self.suggestions: dict[str, dict[str, Any]] = self.store.meta("suggestions", {}) or {}
         # Each variant whose prompt added to or dropped from the one its task's variants share.
         self.prompt_changes: dict[str, list[VariantPrompt]] = defaultdict(list)
         for change in self.store.variant_prompts():
@@ -122,7 +124,8 @@ class ReviewData:
         stored = self.store.meta("pass_audit")
         if stored and stored["seed"] == seed and stored["per_domain"] == per_domain \
                 and set(stored["tasks"]) <= set(passed):
-            return stored["tasks"]
+            sample: list[str] = stored["tasks"]
+            return sample
         by_domain: dict[str, list[str]] = defaultdict(list)
         for t in passed:
             by_domain[self.tasks[t].domain].append(t)
@@ -134,7 +137,7 @@ class ReviewData:
                                                "tasks": sample})
         return sample
 
-    def labels_for(self, task_id: str) -> tuple[str, ...]:
+    def labels_for(self, task_id: str) -> tuple[ReviewLabel, ...]:
         """Pass labels for a task every model passed (in any queue), else failure labels."""
         return PASS_LABELS if task_id in self.passed else FAILURE_LABELS
 
@@ -160,7 +163,7 @@ class ReviewData:
         ids = self.queues[queue]
         return next((i for i, t in enumerate(ids) if t not in mine), 0)
 
-    def record(self, task_id: str, label: str | None, note: str = "") -> None:
+    def record(self, task_id: str, label: ReviewLabel | None, note: str = "") -> None:
         """Append a label (or a note, keeping the current label) to the review log."""
         if label is not None and label not in self.labels_for(task_id):
             raise ValueError(f"{label} is not a label for this task")
@@ -225,7 +228,7 @@ class ReviewData:
                                                        if self.group_of(t) == group], names)
                 for group in ("failures", "passes")}
 
-    def label_rows(self) -> list[dict]:
+    def label_rows(self) -> list[dict[str, Any]]:
         """Each reviewer's current label per task with every note they left on it (a note
         alone, without a label, is a row too), task names beside ids."""
         labels = self.current()
@@ -245,7 +248,7 @@ class ReviewData:
                          "stale": self.stale(review) if review else False})
         return rows
 
-    def write_reviews(self, folder: Path, fmt: str, rows: list[dict],
+    def write_reviews(self, folder: Path, fmt: str, rows: list[dict[str, Any]],
                       agreements: dict[str, GroupAgreement]) -> list[Path]:
         """reviews.json (`label_rows`: labels with notes; `agreements` per group, with the
         disagreements), or as csv: reviews.csv, reviews_agreement.csv and

@@ -24,7 +24,15 @@ from rubric_audit.checks.criterion import Tolerance, criterion_targets, split_cr
 from rubric_audit.checks.numbers import Quantity, find_quantities, value_in_terms_of
 from rubric_audit.checks.precision import CODE_FAIL
 from rubric_audit.checks.text import content_tokens, is_negative
-from rubric_audit.model import CODE_GRADER, Criterion, CriterionGrade, Finding, Task, task_outcome
+from rubric_audit.model import (
+    CODE_GRADER,
+    Criterion,
+    CriterionGrade,
+    Finding,
+    Task,
+    Verdict,
+    task_outcome,
+)
 
 REFUSAL = "I'm sorry, but I can't help with that request."
 SCALE_WORDS = {"m": "bn", "mm": "bn", "M": "bn", "bn": "m", "B": "m", "million": "billion",
@@ -32,6 +40,9 @@ SCALE_WORDS = {"m": "bn", "mm": "bn", "M": "bn", "bn": "m", "B": "m", "million":
 CODE_GRADED = ("gold", "null", "refusal", "near_miss:outside_tolerance", "near_miss:hedged",
                "near_miss:wrong_scale", "near_miss:item_dropped", "alternative:units_written_out",
                "alternative:reordered")
+
+Expectation = Literal["pass", "fail"]  # the verdict a control must get
+ControlOutcome = Literal["pass", "fail", "undetermined"]  # what it got, over its criteria
 
 
 class Control(BaseModel):
@@ -43,7 +54,7 @@ class Control(BaseModel):
     kind: str
     criterion_id: str | None = None
     answer: str
-    expect: Literal["pass", "fail"]
+    expect: Expectation
 
 
 def _sentences(text: str) -> list[str]:
@@ -104,11 +115,11 @@ def make_controls(task: Task) -> list[Control]:
     """Every control of a task (gold-derived ones only when the task has a gold)."""
     version = task.version()
 
-    def control(kind: str, answer: str, expect: str, criterion: Criterion | None = None) -> Control:
+    def control(kind: str, answer: str, expect: Expectation, criterion: Criterion | None = None) -> Control:
         suffix = f":{criterion.id}" if criterion else ""
         return Control(id=f"{task.id}:{kind}{suffix}", task_id=task.id, task_version=version,
                        kind=kind, criterion_id=criterion.id if criterion else None,
-                       answer=answer, expect=expect)  # type: ignore[arg-type]
+                       answer=answer, expect=expect)
 
     out = [control("null", "", "fail"), control("refusal", REFUSAL, "fail")]
     if task.gold is None or not task.gold.text.strip():
@@ -161,6 +172,7 @@ def code_grade_control(task: Task, control: Control) -> list[CriterionGrade]:
     """The code checker's verdicts on a control. An empty answer or a refusal does nothing a
     negative criterion forbids, so it passes those in code too."""
     grades = []
+    verdict: Verdict
     for criterion in task.criteria:
         if control.kind in ("null", "refusal") and is_negative(criterion.text):
             verdict, reason = "pass", "an answer that says nothing does nothing this forbids"
@@ -174,7 +186,7 @@ def code_grade_control(task: Task, control: Control) -> list[CriterionGrade]:
     return grades
 
 
-def control_outcome(grades: list[CriterionGrade]) -> Literal["pass", "fail", "undetermined"]:
+def control_outcome(grades: list[CriterionGrade]) -> ControlOutcome:
     """The task-level outcome of a control under one grader (`task_outcome`)."""
     outcome = task_outcome([g.verdict for g in grades])
     return "undetermined" if outcome == "unscored" else outcome

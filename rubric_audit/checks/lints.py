@@ -32,7 +32,7 @@ from rubric_audit.checks.text import (
     world_vocabulary,
 )
 from rubric_audit.describe import in_units
-from rubric_audit.model import CheckSummary, Criterion, Finding, Task, WorldContents
+from rubric_audit.model import CheckSummary, Criterion, Finding, Severity, Task, WorldContents
 
 FILE_NAME = re.compile(r"(?<![\w\-.])[\w\-.]+\.(?:pdf|xlsx|xlsm|xls|docx|doc|pptx|ppt|csv|md|txt|json)\b",
                        re.I)
@@ -72,7 +72,7 @@ def reads_numbers(check: TaskCheck) -> TaskCheck:
     return checked
 
 
-def _finding(task: Task, check: str, severity: str, message: str,
+def _finding(task: Task, check: str, severity: Severity, message: str,
              criterion: Criterion | None = None, **evidence: object) -> Finding:
     return Finding(task_id=task.id, criterion_id=criterion.id if criterion else None,
                    check=check, severity=severity, message=message, evidence=evidence)

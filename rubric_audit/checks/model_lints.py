@@ -9,7 +9,7 @@ from __future__ import annotations
 from pydantic import BaseModel, Field
 
 from rubric_audit.llm import ModelConfig, ResponseCache, structured
-from rubric_audit.model import Finding, Task, WorldContents
+from rubric_audit.model import Finding, Severity, Task, WorldContents
 
 
 class LintAnswer(BaseModel):
@@ -34,7 +34,7 @@ def _messages(world: WorldContents) -> str:
     return "\n\n".join(mail + chat) or "(no mail or chat)"
 
 
-QUESTIONS = {
+QUESTIONS: dict[str, tuple[str, Severity]] = {
     "gold_ignores_message_instruction": (
         "Does the gold answer, or any rubric criterion, ignore or contradict an instruction that "
         "a mail or chat message in the world gives for this task (for example, to exclude an "
@@ -82,7 +82,7 @@ async def model_lint(check: str, task: Task, world: WorldContents, config: Model
     answer: LintAnswer | None = reply.value
     if answer is None or not answer.applies:
         return []
-    known = [c for c in answer.criterion_ids if task.criterion(c)] or [None]
+    known: list[str | None] = [c for c in answer.criterion_ids if task.criterion(c)] or [None]
     return [Finding(task_id=task.id, criterion_id=criterion_id, check=check, severity=severity,
                     message=f"{config.model}: {answer.explanation or question}",
                     evidence={"source": answer.source, "quote": answer.quote,

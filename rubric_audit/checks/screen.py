@@ -19,6 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
+from rubric_audit.checks.controls import ControlOutcome
 from rubric_audit.model import Attempt, CriterionGrade, Finding, Task
 from rubric_audit.scores import attempt_outcome
 
@@ -51,10 +52,10 @@ class ScreenStep(BaseModel):
 class Screen(BaseModel):
     threshold: float
     screened: int
-    partition: dict[str, int]
-    tasks: dict[str, str]
+    partition: dict[Category, int]
+    tasks: dict[str, Category]
     steps: list[ScreenStep]
-    sensitivity: dict[str, dict[str, int]]
+    sensitivity: dict[str, dict[Category, int]]
 
 
 def classify(e: TaskEvidence, threshold: float) -> Category:
@@ -95,7 +96,8 @@ def screen(evidence: list[TaskEvidence], threshold: float = 0.5) -> Screen:
 
 
 def gather(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGrade],
-           findings: list[Finding], gold: dict[str, str], null: dict[str, str],
+           findings: list[Finding], gold: dict[str, ControlOutcome],
+           null: dict[str, ControlOutcome],
            grader: str) -> list[TaskEvidence]:
     """Screen evidence per task from the stored attempts, one grader's verdicts and findings."""
     by_attempt: dict[str, list[CriterionGrade]] = defaultdict(list)
@@ -116,8 +118,8 @@ def gather(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGra
         # When doing nothing passes (the null control), no pass shows the task was solved.
         vacuous = null.get(task.id) == "pass"
         out.append(TaskEvidence(
-            task_id=task.id, gold_outcome=gold.get(task.id, "none"),  # type: ignore[arg-type]
-            null_outcome=null.get(task.id, "undetermined"),  # type: ignore[arg-type]
+            task_id=task.id, gold_outcome=gold.get(task.id, "none"),
+            null_outcome=null.get(task.id, "undetermined"),
             attempts=len(own), ungraded=len(own) - len(graded) - unavailable,
             unavailable=unavailable,
             passes=len(passing),

@@ -41,7 +41,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from rubric_audit.checks.controls import Control
+from rubric_audit.checks.controls import Control, Expectation
 from rubric_audit.errors import (
     InputError,
     decode_text,
@@ -80,7 +80,7 @@ MAX_RATIONALE_CHARS = 4_000
 MAX_SETUP_CHARS = 60
 MAX_DEPTH = 6
 ATIF_SOURCES = ("system", "user", "agent")
-CONTROL_AGENTS = {"oracle": ("gold", "pass"), "nop": ("null", "fail")}
+CONTROL_AGENTS: dict[str, tuple[str, Expectation]] = {"oracle": ("gold", "pass"), "nop": ("null", "fail")}
 # Harbor's own rule for naming a setting that may hold a secret (it redacts their values).
 SENSITIVE_KEY = re.compile(r"KEY|SECRET|TOKEN|PASSWORD|CREDENTIAL|AUTH", re.IGNORECASE)
 # Exception types whose reward Harbor does not count (has_valid_reward False in

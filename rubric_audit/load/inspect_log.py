@@ -57,6 +57,7 @@ from rubric_audit.model import (
     SourceSummary,
     Task,
     Usage,
+    Verdict,
     safe_id,
 )
 from rubric_audit.text import first_line
@@ -262,7 +263,7 @@ def _is_verdict(value: Any) -> bool:
 
 def _grade(attempt_id: str, criterion: Criterion, value: Any, explanation: str) -> CriterionGrade:
     number = _number(value)
-    verdict = "unscored" if number is None else "pass" if number >= 1.0 else "fail"
+    verdict: Verdict = "unscored" if number is None else "pass" if number >= 1.0 else "fail"
     return CriterionGrade(attempt_id=attempt_id, criterion_id=criterion.id, grader="recorded",
                           verdict=verdict, score=number, rationale=explanation)
 
@@ -427,9 +428,9 @@ def load_log(path: Path) -> RecordedRuns:
                 numbers[(scorer, key)][sample.id].append(found)
     verdicts = {group for group, seen in values.items()
                 if all(_is_verdict(v) for v in seen if not _missing(v))}
-    for group in sorted(set(values) - verdicts, key=str):
-        example = next(v for v in values[group] if not _missing(v) and not _is_verdict(v))
-        unmapped.append(f"{_label(*group)}: values that are no verdicts "
+    for measured in sorted(set(values) - verdicts, key=str):
+        example = next(v for v in values[measured] if not _missing(v) and not _is_verdict(v))
+        unmapped.append(f"{_label(*measured)}: values that are no verdicts "
                         f"(e.g. {first_line(json.dumps(example), 40)}): measurements, "
                         f"not criteria")
     criteria: dict[str, dict[str, Criterion]] = {}

@@ -61,6 +61,7 @@ from rubric_audit.model import (
     Task,
     Usage,
     VariantPrompt,
+    Verdict,
     path_safe,
 )
 from rubric_audit.text import first_line
@@ -370,8 +371,9 @@ def _call_answer(arguments: Any) -> str | None:
             parsed = json.loads(arguments)
         except (ValueError, RecursionError):
             return _text(arguments)
-    if isinstance(parsed, dict) and isinstance(parsed.get("answer"), str):
-        return parsed["answer"]
+    answer = parsed.get("answer") if isinstance(parsed, dict) else None
+    if isinstance(answer, str):
+        return answer
     return _text(arguments) if isinstance(arguments, str) else None
 
 
@@ -404,6 +406,7 @@ def _usage(raw: RecordedUsage | None) -> Usage:
 def _grades(attempt_id: str, raw: RecordedGrading, grader: str = "recorded"
             ) -> list[CriterionGrade]:
     out = []
+    verdict: Verdict
     for result in raw.verifier_results or []:
         values = result.verifier_result_values or ResultValues()
         grade, score = values.judge_grade, result.score

@@ -17,11 +17,11 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from rubric_audit.model import Step, ToolCall, Trajectory
+from rubric_audit.model import Role, Step, ToolCall, Trajectory
 
 TrajectoryFormat = Literal["archipelago", "inspect", "atif"]
-ROLES = {"system": "system", "developer": "system", "user": "user", "assistant": "assistant",
-         "agent": "assistant", "tool": "tool"}
+ROLES: dict[str, Role] = {"system": "system", "developer": "system", "user": "user",
+                          "assistant": "assistant", "agent": "assistant", "tool": "tool"}
 
 
 def _text(content: Any) -> tuple[str, str]:
@@ -84,7 +84,8 @@ class _Builder:
         """An ATIF step's observation results, (source_call_id, text) each: by id to the call
         they answer; those without an id to the step's own calls still without a result (all to
         its one call, or in order when as many); any other a `tool` step of text, no call."""
-        unnamed, unknown = [], []
+        unnamed: list[str] = []
+        unknown: list[str] = []
         for call_id, text in results:
             call = self.open_calls.pop(call_id, None) if call_id else None
             if call is not None:
@@ -123,7 +124,7 @@ def _list(value: Any) -> list[Any]:
     return value if isinstance(value, list) else []
 
 
-def _role(value: Any) -> str | None:
+def _role(value: Any) -> Role | None:
     """Our role for a source's role name; None for anything else (a list is no role)."""
     return ROLES.get(value) if isinstance(value, str) else None
 

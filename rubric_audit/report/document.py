@@ -8,6 +8,7 @@ from typing import Literal
 
 from rubric_audit.agreement import describe
 from rubric_audit.checks.precision import CODE_CHECKER, TRUSTED
+from rubric_audit.checks.screen import Category
 from rubric_audit.describe import criterion_title, readable
 from rubric_audit.model import SEVERITY_ORDER, Finding, Task
 from rubric_audit.report.statistics import ScoreRow
@@ -246,7 +247,8 @@ def _score_sections(summary: AuditSummary) -> list[Section]:
                        [str(s.tasks), interval(s.pass_at_1),
                         f"{s.k}: {interval(s.pass_at_k)} / {interval(s.pass_hat_k)}" if s.k
                         else "n/a", interval(s.criterion_score)]) for s in stats.scores])
-    estimates = {(s.option, s.model, s.variant, s.grader): s.pass_at_1 for s in stats.scores}
+    estimates: dict[tuple[str, ...], Interval] = {(s.option, s.model, s.variant, s.grader): s.pass_at_1
+                                                  for s in stats.scores}
     series: dict[str, tuple[float, float, float]] = {}
     groups: dict[str, str] = {}
     for options, key, _ in merged:
@@ -359,7 +361,7 @@ def _precision_section(summary: AuditSummary) -> Section:
               rows)])
 
 
-def _threshold_rows(sensitivity: dict[str, dict[str, int]], categories: list[str]
+def _threshold_rows(sensitivity: dict[str, dict[Category, int]], categories: list[Category]
                     ) -> list[list[str]]:
     """One row per run of consecutive thresholds with the same partition ("0.3 to 0.7")."""
     runs: list[tuple[list[str], list[str]]] = []
@@ -379,9 +381,9 @@ def _tasks_section(summary: AuditSummary, findings: list[Finding], tasks: dict[s
     outcomes = [o for o in summary.task_outcomes if o.grader == grader]
     excluded = {t: why for why, ids in summary.achievable.excluded.items() for t in ids}
     top: dict[str, Finding] = {}
-    for f in sorted(findings, key=lambda f: SEVERITY_ORDER[f.severity]):
-        if f.task_id and f.severity != "info":
-            top.setdefault(f.task_id, f)
+    for finding in sorted(findings, key=lambda f: SEVERITY_ORDER[f.severity]):
+        if finding.task_id and finding.severity != "info":
+            top.setdefault(finding.task_id, finding)
     rows = []
     for task_id, name in sorted(summary.task_names.items(), key=lambda item: item[1]):
         f = top.get(task_id)

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from rubric_audit import __version__
-from rubric_audit.checks.controls import Control, control_outcome
+from rubric_audit.checks.controls import Control, ControlOutcome, Expectation, control_outcome
 from rubric_audit.checks.lints import CHECK_SUMMARIES
 from rubric_audit.checks.precision import CheckPrecision, code_fails_decide, load_unseen
 from rubric_audit.checks.precision import load as load_precision
@@ -233,9 +233,10 @@ def _counts(findings: list[Finding], tasks: list[Task]) -> FindingCounts:
     return FindingCounts(
         by_severity={s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")},
         by_check=dict(sorted(by_check.items())),
-        precision=[CheckTrust(check=check, findings=by_check.get(check, 0),
-                              **numbers("corpus", measured.get(check)),
-                              **numbers("unseen", unseen.get(check)))
+        # The fields are named from their prefix: pydantic checks them, as it checks any call.
+        precision=[CheckTrust.model_validate({"check": check, "findings": by_check.get(check, 0),
+                                              **numbers("corpus", measured.get(check)),
+                                              **numbers("unseen", unseen.get(check))})
                    for check in sorted(set(by_check) | set(measured) | set(unseen))],
         summaries=[summarise(tasks) for summarise in CHECK_SUMMARIES],
     )
@@ -307,8 +308,8 @@ def _control_counts(controls: list[Control], graded: dict[tuple[str, str], list[
 
 
 def _oracle(controls: list[Control], graded: dict[tuple[str, str], list[CriterionGrade]],
-            kinds: tuple[str, ...], broken_when: str,
-            doubted: frozenset[str] = frozenset()) -> dict[str, str]:
+            kinds: tuple[str, ...], broken_when: Expectation,
+            doubted: frozenset[str] = frozenset()) -> dict[str, ControlOutcome]:
     """Per task, over every grader: the outcome of its gold (or null and refusal) controls.
 
     `broken_when` is the outcome that breaks the expectation (gold: fail; null: pass); it wins
@@ -316,20 +317,21 @@ def _oracle(controls: list[Control], graded: dict[tuple[str, str], list[Criterio
     fail decisions are not trusted to decide: `code_fails_decide`), whose break is undetermined.
     """
     by_id = {c.id: c for c in controls if c.kind in kinds}
-    outcomes: dict[str, set[str]] = defaultdict(set)
+    outcomes: dict[str, set[ControlOutcome]] = defaultdict(set)
     for (control_id, grader), grades in graded.items():
         if control_id in by_id:
             outcome = control_outcome(grades)
             if grader in doubted and outcome == broken_when:
                 outcome = "undetermined"
             outcomes[by_id[control_id].task_id].add(outcome)
-    other = "fail" if broken_when == "pass" else "pass"
+    other: Expectation = "fail" if broken_when == "pass" else "pass"
     return {task_id: broken_when if broken_when in seen else other if other in seen
             else "undetermined" for task_id, seen in outcomes.items()}
 
 
 def _achievable(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGrade],
-                graders: list[str], gold: dict[str, str], null: dict[str, str]) -> Achievable:
+                graders: list[str], gold: dict[str, ControlOutcome],
+                null: dict[str, ControlOutcome]) -> Achievable:
     excluded = {
         "gold fails": sorted(t for t, o in gold.items() if o == "fail"),
         "null or refusal passes": sorted(t for t, o in null.items() if o == "pass"),

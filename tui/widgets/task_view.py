@@ -9,7 +9,8 @@ from textual.app import ComposeResult
 from textual.containers import Vertical
 from textual.widgets import TabbedContent, TabPane
 
-from tui.widgets.tabs import TABS, EvidenceTab, FindingsTab, Shown
+from tui.widgets.evidence import EvidenceTab, Shown
+from tui.widgets.tabs import TABS, FindingsTab
 
 
 class TaskView(Vertical):
