@@ -16,6 +16,7 @@ import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
+from typing import Any
 
 import anyio
 from pydantic import BaseModel, Field
@@ -54,7 +55,15 @@ from rubric_audit.load.runs import RecordedRuns
 from rubric_audit.load.sources import load_sources
 from rubric_audit.load.variant_tasks import shared_task
 from rubric_audit.load.world import load_worlds
-from rubric_audit.model import CODE_GRADER, Benchmark, CriterionGrade, Finding, Task, WorldContents
+from rubric_audit.model import (
+    CODE_GRADER,
+    Benchmark,
+    CriterionGrade,
+    Finding,
+    Task,
+    VariantPrompt,
+    WorldContents,
+)
 from rubric_audit.regold import Regold, regold_everything
 from rubric_audit.report.html import render_html
 from rubric_audit.report.markdown import render_markdown
@@ -195,7 +204,9 @@ def import_into(store: AuditStore, runs: RecordedRuns,
 def share_run_tasks(store: AuditStore) -> None:
     """Rebuild the tasks known only from runs over every variant stored so far (so the order of
     imports does not matter), with each variant's prompt difference and their disagreements."""
-    tasks, differences, findings = [], [], []
+    tasks: list[Task] = []
+    differences: list[VariantPrompt] = []
+    findings: list[Finding] = []
     for task_id, recorded in store.run_tasks().items():
         task, own = shared_task(task_id, recorded)
         tasks.append(task)
@@ -375,7 +386,7 @@ def skipped_steps(options: AuditOptions, with_benchmark: bool = True,
     return steps
 
 
-def workbook_values(recomputed: dict[str, list[dict]], computed: dict[str, dict[str, float]]
+def workbook_values(recomputed: dict[str, list[dict[str, Any]]], computed: dict[str, dict[str, float]]
                     ) -> dict[str, dict[str, float]]:
     """Per task, the values its recomputed workbook gives, by what gives them: the recipe's
     expressions for its criteria, then every formula cell."""

@@ -16,7 +16,7 @@ import threading
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
 from multiprocessing.connection import Connection
-from typing import Any, Generic, TypeVar
+from typing import Any, Generic, TypeVar, cast
 
 T = TypeVar("T")
 
@@ -56,7 +56,7 @@ class Pending(Generic[T]):
                 done, value = False, None
             self.stop()
             if done:
-                return value
+                return cast(T, value)  # what the child's fn returned, through the pipe
         return self._fn(*self._args)
 
     def stop(self) -> None:

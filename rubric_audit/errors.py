@@ -10,11 +10,12 @@ import re
 import stat
 from collections.abc import Iterator
 from pathlib import Path
-from typing import Any, BinaryIO, TypeVar
+from typing import Any, BinaryIO, TypeVar, overload
 
 from pydantic import BaseModel, TypeAdapter, ValidationError
 
 M = TypeVar("M", bound=BaseModel)
+T = TypeVar("T")
 
 
 class InputError(Exception):
@@ -240,7 +241,11 @@ def field_path(prefix: str, loc: tuple[int | str, ...]) -> str:
     return out
 
 
-def validated(path: Path, data: Any, model: type[M] | TypeAdapter[Any], prefix: str = "") -> Any:
+@overload
+def validated(path: Path, data: Any, model: type[M], prefix: str = "") -> M: ...
+@overload
+def validated(path: Path, data: Any, model: TypeAdapter[T], prefix: str = "") -> T: ...
+def validated(path: Path, data: Any, model: type[M] | TypeAdapter[T], prefix: str = "") -> M | T:
     """Parsed data checked by its model (a pydantic model or a TypeAdapter): a value of the wrong
     kind is an InputError naming its field (after `prefix`, e.g. the item's `[3]`)."""
     try:

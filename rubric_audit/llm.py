@@ -33,13 +33,16 @@ from contextlib import contextmanager
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from time import monotonic, time
-from typing import Any, Literal
+from typing import Any, Generic, Literal, TypeVar
 
 import anyio
 from pydantic import BaseModel, Field
 
 from rubric_audit.errors import InputError
 from rubric_audit.model import Usage
+
+M = TypeVar("M", bound=BaseModel)  # the model a structured reply is parsed into
+T = TypeVar("T")
 
 os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the cost map
 # instructor logs every failed call at ERROR level; our one line per failure says it instead.
@@ -228,7 +231,7 @@ def _deadline(seconds: float) -> Iterator[None]:
 
 def _message(raw: Any) -> dict[str, Any]:
     data = raw.model_dump() if hasattr(raw, "model_dump") else dict(raw)
-    message = {k: data.get(k) for k in MESSAGE_KEYS if data.get(k) is not None}
+    message: dict[str, Any] = {k: data.get(k) for k in MESSAGE_KEYS if data.get(k) is not None}
     message.setdefault("role", "assistant")
     message.setdefault("content", None)
     if message.get("tool_calls"):
@@ -361,13 +364,15 @@ def _provider_errors() -> tuple[type[BaseException], ...]:
     return (openai.OpenAIError, _litellm().exceptions.APIError, CallTimedOut)
 
 
-async def _with_retries(config: ModelConfig, call: Callable[[], Awaitable[Any]]) -> Any:
+async def _with_retries(config: ModelConfig, call: Callable[[], Awaitable[T]]) -> T:
     """`call()`, retrying transient provider errors (tenacity: jittered exponential backoff, or
     the provider's Retry-After); raises ModelUnavailable when it gives up."""
     import tenacity
 
     def wait(state: tenacity.RetryCallState) -> float:
-        asked = provider_answer(state.outcome.exception()).retry_after
+        failed = state.outcome.exception() if state.outcome is not None else None
+        assert failed is not None  # tenacity waits only after a call that raised (retry_if_exception)
+        asked = provider_answer(failed).retry_after
         base = config.backoff * 2 ** (state.attempt_number - 1)
         delay = min(asked, MAX_RETRY_AFTER) if asked is not None else base
         left = config.deadline - monotonic() if config.deadline is not None else delay + 1
@@ -376,13 +381,18 @@ async def _with_retries(config: ModelConfig, call: Callable[[], Awaitable[Any]])
     def spent() -> bool:
         return config.deadline is not None and monotonic() >= config.deadline
 
+    attempts = tenacity.stop_after_attempt(config.retries + 1)
+
+    def stop(state: tenacity.RetryCallState) -> bool:
+        """After the last try, or once the command's time budget has ended."""
+        return attempts(state) or spent()
+
     errors = _provider_errors()
     try:
         async for attempt in tenacity.AsyncRetrying(
                 retry=tenacity.retry_if_exception(
                     lambda e: isinstance(e, errors) and provider_answer(e).transient),
-                wait=wait, stop=tenacity.stop_after_attempt(config.retries + 1)
-                | (lambda _: spent()), reraise=True):
+                wait=wait, stop=stop, reraise=True):
             with attempt:
                 return await call()
     except errors as exc:
@@ -425,7 +435,7 @@ class _Bounded:
 def _reencode_json(response: Any) -> None:
     message = response.choices[0].message if getattr(response, "choices", None) else None
     content = getattr(message, "content", None)
-    if not isinstance(content, str):
+    if message is None or not isinstance(content, str):
         return
     try:
         json.loads(content)
@@ -461,7 +471,8 @@ def _missing_keys(config: ModelConfig) -> list[str]:
 
 def _provider(config: ModelConfig, option: str) -> str:
     try:
-        return _litellm().get_llm_provider(config.model, api_base=config.api_base)[1]
+        provider: str = _litellm().get_llm_provider(config.model, api_base=config.api_base)[1]
+        return provider
     except Exception:  # litellm raises a bare BadRequestError for any name it cannot route
         raise ModelSetupError(config.model, option, "unknown model: name it as provider/model, "
                                                     "e.g. openai/gpt-4o-mini") from None
@@ -678,12 +689,12 @@ def default_cache_path() -> Path:
     return platformdirs.user_cache_path("rubric-audit", appauthor=False) / "responses.db"
 
 
-class Structured(BaseModel):
+class Structured(BaseModel, Generic[M]):
     """A structured reply: the parsed object (None when unparseable, with the error; `cut` when
     the reply ran into the output cap), usage, cache hit, and the longest of its requests (each
     bounded by the config's timeout; re-asks and retries are requests of their own)."""
 
-    value: Any = None
+    value: M | None = None
     usage: Usage = Field(default_factory=Usage.zero)
     cached: bool = False
     error: str | None = None
@@ -699,8 +710,8 @@ def _instructor_mode(mode: StructuredMode) -> Any:
 
 
 async def structured(config: ModelConfig, messages: list[dict[str, Any]],
-                     response_model: type[BaseModel], cache: ResponseCache | None = None,
-                     parse_retries: int = 2, sample: int = 0) -> Structured:
+                     response_model: type[M], cache: ResponseCache | None = None,
+                     parse_retries: int = 2, sample: int = 0) -> Structured[M]:
     """A reply parsed into `response_model` through instructor, asked for in the config's
     structured mode (else the one litellm's capability data gives), capped at
     STRUCTURED_OUTPUT_CAP tokens unless the config caps it.
@@ -724,10 +735,11 @@ async def structured(config: ModelConfig, messages: list[dict[str, Any]],
     bounded = _Bounded(config, schema if mode == "json-object-schema" else None,
                        lenient=mode != "tools")
     client = instructor.from_litellm(bounded.request, mode=_instructor_mode(mode))
+    assert isinstance(client, instructor.AsyncInstructor)  # bounded.request is a coroutine function
     kwargs = _request(config, messages, STRUCTURED_OUTPUT_CAP)
     errors = _provider_errors()
 
-    async def call() -> tuple[Any, Any] | Structured:
+    async def call() -> tuple[M, Any] | Structured[M]:
         """(value, completion), or the Structured of a reply that stayed unparseable."""
         try:
             return await client.chat.completions.create_with_completion(
@@ -739,8 +751,9 @@ async def structured(config: ModelConfig, messages: list[dict[str, Any]],
                               error=f"the reply ran into the output cap of "
                                     f"{kwargs['max_tokens']} tokens and was cut")
         except InstructorRetryException as exc:
-            causes = [exc.__cause__, *(getattr(f, "exception", None)
-                                       for f in getattr(exc, "failed_attempts", None) or [])]
+            causes: list[BaseException | None] = [
+                exc.__cause__, *(getattr(f, "exception", None)
+                                 for f in getattr(exc, "failed_attempts", None) or [])]
             provider = next((c for c in causes if isinstance(c, (*errors, BudgetSpent))), None)
             if provider is None:
                 return Structured(error=" ".join(str(exc).split())[:300])

@@ -14,6 +14,7 @@ import sqlite3
 from collections.abc import Iterator
 from contextlib import contextmanager
 from pathlib import Path
+from typing import Any
 
 from rubric_audit.errors import InputError
 from rubric_audit.model import Attempt, Record, Task, Trajectory
@@ -187,7 +188,9 @@ def search(store: AuditStore, query: str, model: str = "", task: str = "", check
     return [_hit(store, row, query, read) for row in rows]
 
 
-def _hit(store: AuditStore, row: tuple, query: str, read: dict[str, Trajectory | None]) -> Hit:
+def _hit(store: AuditStore, row: tuple[Any, ...], query: str, read: dict[str, Trajectory | None]
+         ) -> Hit:
+    """`row`: search's columns as sqlite gives them (which are NULL depends on the row's kind)."""
     kind, task_id, attempt_id, step, criterion, grader, model = row
     trajectory = None
     if kind == "step":

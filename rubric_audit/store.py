@@ -325,7 +325,8 @@ class AuditStore:
 
     @property
     def schema_version(self) -> int:
-        return self.db.execute("PRAGMA user_version").fetchone()[0]
+        version: int = self.db.execute("PRAGMA user_version").fetchone()[0]
+        return version
 
     @contextmanager
     def transaction(self) -> Iterator[None]:

@@ -21,6 +21,7 @@ import json
 from collections.abc import Iterable, Iterator
 from dataclasses import asdict, dataclass
 from pathlib import Path
+from typing import Any
 
 from rubric_audit.checks.code_grade import CodeVerdict, grade_numeric
 from rubric_audit.checks.judge_vs_code import judge_disagrees_with_code
@@ -34,6 +35,7 @@ UNSEEN = Path(__file__).with_name("precision_unseen.json")
 CODE_CHECKER = "code_checker"
 CODE_FAIL = "code_checker_fail"  # the checker's fail decisions alone: what a broken gold rests on
 LINT_CHECKS = ("criterion_restates_premise", "numeric_criterion_without_tolerance")
+Case = dict[str, Any]  # one labelled case: a JSON line of the corpus (tests/corpus/<kind>/*.jsonl)
 
 
 @dataclass(frozen=True)
@@ -63,16 +65,16 @@ class CheckPrecision:
                               self.correct + other.correct, self.missed + other.missed)
 
 
-def _cases(corpus: Path, kind: str) -> list[dict]:
+def _cases(corpus: Path, kind: str) -> list[Case]:
     return [json.loads(line) for path in sorted((corpus / kind).glob("*.jsonl"))
             for line in path.read_text(encoding="utf-8").splitlines() if line.strip()]
 
 
-def code_verdict(case: dict) -> CodeVerdict:
+def code_verdict(case: Case) -> CodeVerdict:
     return grade_numeric(case["criterion"], case["answer"], case["prompt"])
 
 
-def judge_findings(case: dict, verdict: CodeVerdict) -> list[Finding]:
+def judge_findings(case: Case, verdict: CodeVerdict) -> list[Finding]:
     """The judge-vs-code findings the audit would write for this case's recorded judge."""
     task = Task(id=case["id"], name=case["id"], world_id="corpus", prompt=case["prompt"],
                 criteria=[Criterion(id="c", text=case["criterion"])])
@@ -83,7 +85,7 @@ def judge_findings(case: dict, verdict: CodeVerdict) -> list[Finding]:
     return list(judge_disagrees_with_code(task, attempt, [judge], {"c": verdict}))
 
 
-def lint_fires(case: dict) -> bool:
+def lint_fires(case: Case) -> bool:
     from rubric_audit.checks.lints import TASK_CHECKS  # lints reads this module's calibration
 
     check = {c.__name__: c for c in TASK_CHECKS}[case["check"]]
@@ -205,7 +207,7 @@ def calibrate(findings: Iterable[Finding], measured: dict[str, CheckPrecision] |
         if precision is None:
             yield finding
             continue
-        confidence = {}
+        confidence: dict[str, float | int] = {}
         if corpus is not None and corpus.precision is not None:
             confidence |= {"corpus_precision": round(corpus.precision, 4),
                            "corpus_findings": corpus.fired, "corpus_cases": corpus.cases}

@@ -24,13 +24,13 @@ kept.
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator, Mapping
+from collections.abc import Callable, Iterator, Mapping
 from typing import Literal
 
 import numpy as np
 
 from rubric_audit.checks.numbers import Quantity, find_quantities, unread
-from rubric_audit.checks.result_places import PLAIN_NUMBER, parse_result, place_of, readings
+from rubric_audit.checks.result_places import PLAIN_NUMBER, JsonTree, parse_result, place_of, readings
 from rubric_audit.model import Attempt, Finding, Record, Trajectory
 
 FINAL_ANSWER_TOOLS = frozenset({"final_answer", "submit"})
@@ -85,7 +85,7 @@ class _Seen:
         self._order = np.argsort(self.values, kind="stable")  # positions, by value
         self._sorted = self.values[self._order]
         self._pool: np.ndarray | None = None
-        self._parsed: dict[int, dict | list | None] = {}  # a source's JSON, parsed once
+        self._parsed: dict[int, JsonTree | None] = {}  # a source's JSON, parsed once
 
     def _add(self, step: int, tool: str, text: str, arguments: str, tokens: list[str]) -> int:
         """Add a source's numbers to `tokens`; returns how many."""
@@ -161,12 +161,14 @@ def _interval(q: Quantity) -> tuple[float, float]:
     return number - unit / 2, number + unit * (1 - 1e-9)
 
 
+Values = np.ndarray | float  # a value, or a grid of them searched at once
 # How a value m comes from two values seen, a and b: for each b, the a it takes. The last, a
 # change, is read only for m under 1 (a change of more than 100%: no percentage reads that way).
-WAYS = (("sum of {b:g} and {a:g}", lambda m, b: m - b),
-        ("difference of {a:g} and {b:g}", lambda m, b: b + m),
-        ("ratio of {a:g} to {b:g}", lambda m, b: b * m),
-        ("change from {b:g} to {a:g}", lambda m, b: b * (1 + m)))
+WAYS: tuple[tuple[str, Callable[[Values, Values], Values]], ...] = (
+    ("sum of {b:g} and {a:g}", lambda m, b: m - b),
+    ("difference of {a:g} and {b:g}", lambda m, b: b + m),
+    ("ratio of {a:g} to {b:g}", lambda m, b: b * m),
+    ("change from {b:g} to {a:g}", lambda m, b: b * (1 + m)))
 LOOKUPS_PER_SEARCH = 1_024
 
 

@@ -22,6 +22,9 @@ MARKDOWN_RULE = re.compile(r"^\s*\|?[\s:|-]*-[\s:|-]*$")
 GRID_COLUMN = re.compile(r"[A-Z]{1,3}")
 IDENTIFIER = re.compile(r"[A-Za-z_]\w*")
 WORD = re.compile(r"[A-DF-Za-df-z]")  # a letter other than an exponent's e
+
+JsonTree = dict[str, Any] | list[Any]  # a parsed result: its leaves are any JSON, told apart by type
+Way = tuple["Way | None", str | int, JsonTree]  # a node's way up: (its parent's, its key, its parent)
 PLAIN_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d+)*(?:\.\d+)?(?:[eE][-+]?\d+)?")
 
 
@@ -34,7 +37,7 @@ def readings(found: list[str]) -> list[str]:
         reading for w in grouped for reading in (w.replace(",", ""), *w.split(","))]
 
 
-def parse_result(text: str) -> dict | list | None:
+def parse_result(text: str) -> JsonTree | None:
     """A result's JSON object or list, when it is JSON and under the size cap."""
     stripped = text.strip()
     if stripped[:1] not in ("{", "[") or len(stripped) > MAX_PARSED_CHARS:
@@ -46,20 +49,20 @@ def parse_result(text: str) -> dict | list | None:
     return parsed if isinstance(parsed, dict | list) else None
 
 
-def place_of(text: str, parsed: dict | list | None, token: str) -> str:
+def place_of(text: str, parsed: JsonTree | None, token: str) -> str:
     """Where in a structured result `token` first is ("" when that cannot be known)."""
     place = _json_place(parsed, token) if parsed is not None else _table_place(text, token)
     return place if len(place) <= MAX_PLACE else place[:MAX_PLACE - 1] + "…"
 
 
-def _json_place(root: dict | list, token: str) -> str:
+def _json_place(root: JsonTree, token: str) -> str:
     """Where the first leaf holding `token`, in document order, is: a sheet cell (`file
     sheet!cell`) when the leaf is a cell's value, else its key path; for a text leaf, its key
     path and table place, or "" when the number is not in a table of it."""
     value = float(token)
     # depth first, in order, without recursion (hostile nesting); each node's way up is a
     # linked (up, key, container) so that a step costs the same at any depth
-    stack: list[tuple[Any, tuple | None]] = [(root, None)]
+    stack: list[tuple[Any, Way | None]] = [(root, None)]
     while stack:
         node, up = stack.pop()
         if isinstance(node, dict | list):
@@ -79,10 +82,10 @@ def _json_place(root: dict | list, token: str) -> str:
     return ""
 
 
-def _way(up: tuple | None) -> tuple[tuple[Any, ...], tuple[Any, ...]]:
+def _way(up: Way | None) -> tuple[tuple[str | int, ...], tuple[JsonTree, ...]]:
     """The keys from the root to a node, and the containers on the way."""
-    keys: list[Any] = []
-    containers: list[Any] = []
+    keys: list[str | int] = []
+    containers: list[JsonTree] = []
     while up is not None:
         up, key, container = up
         keys.append(key)

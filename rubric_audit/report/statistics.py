@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
+from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
@@ -107,14 +108,22 @@ class Statistics(BaseModel):
 PerTask = dict[str, tuple[int, int, list[float]]]  # task -> (decided attempts, passes, scores)
 
 
+@dataclass
+class _Tally:
+    """One task's PerTask entry while it is counted."""
+
+    decided: int = 0
+    passes: int = 0
+    scores: list[float] = field(default_factory=list)
+
+
 def per_task(tasks: dict[str, Task], attempts: list[Attempt], grades: list[CriterionGrade],
              grader: str) -> dict[tuple[str, str], PerTask]:
     by_attempt: dict[str, list[CriterionGrade]] = defaultdict(list)
     for g in grades:
         if g.grader == grader:
             by_attempt[g.attempt_id].append(g)
-    out: dict[tuple[str, str], dict[str, list]] = defaultdict(
-        lambda: defaultdict(lambda: [0, 0, []]))
+    out: dict[tuple[str, str], dict[str, _Tally]] = defaultdict(lambda: defaultdict(_Tally))
     for a in attempts:
         task = tasks.get(a.task_id)
         if task is None or a.state != "graded" or not by_attempt.get(a.id):
@@ -122,13 +131,14 @@ def per_task(tasks: dict[str, Task], attempts: list[Attempt], grades: list[Crite
         outcome = attempt_outcome(task, by_attempt[a.id])
         if outcome == "unscored":
             continue
-        row = out[(a.model, a.variant)][a.task_id]
-        row[0] += 1
-        row[1] += outcome == "pass"
+        tally = out[(a.model, a.variant)][a.task_id]
+        tally.decided += 1
+        tally.passes += outcome == "pass"
         score = criterion_score(task, by_attempt[a.id])
         if score is not None:
-            row[2].append(score)
-    return {key: {t: (n, c, s) for t, (n, c, s) in rows.items()} for key, rows in out.items()}
+            tally.scores.append(score)
+    return {key: {t: (n.decided, n.passes, n.scores) for t, n in tallies.items()}
+            for key, tallies in out.items()}
 
 
 def option_tasks(option: str, scored: set[str], labels: dict[str, str | None],
