@@ -100,7 +100,7 @@ def mail_list(
     folder: Annotated[str, Field(description="'inbox' or 'sent'.")] = "inbox",
     offset: Offset = 0,
     limit: Annotated[int, Field(ge=1, le=100)] = 20,
-) -> dict:
+) -> dict[str, Any]:
     """List mail in a folder, newest first: message_id, date, from, to, subject."""
     return _session(ctx).mail.list_folder(folder, offset, limit)
 
@@ -116,19 +116,20 @@ def mail_search(
     date_to: Annotated[str | None, Field(description="ISO date, inclusive.")] = None,
     offset: Offset = 0,
     limit: Annotated[int, Field(ge=1, le=100)] = 20,
-) -> dict:
+) -> dict[str, Any]:
     """Search all mail (received and sent); every given filter must match (case-insensitive)."""
     return _session(ctx).mail.search(sender, recipient, subject, text, date_from, date_to, offset, limit)
 
 
 @tool
-def mail_read(ctx: Context, message_id: MessageId) -> dict:
+def mail_read(ctx: Context, message_id: MessageId) -> dict[str, Any]:
     """Read one message in full: headers, cc, in_reply_to and body."""
     return _session(ctx).mail.read(message_id)
 
 
 @tool
-def mail_send(ctx: Context, to: Addresses, subject: str, body: str, cc: Addresses | None = None) -> dict:
+def mail_send(ctx: Context, to: Addresses, subject: str, body: str, cc: Addresses | None = None
+              ) -> dict[str, Any]:
     """Send a new message from the mailbox owner."""
     session = _session(ctx)
     with session.charged(subject, body, *to, *(cc or [])):
@@ -136,7 +137,7 @@ def mail_send(ctx: Context, to: Addresses, subject: str, body: str, cc: Addresse
 
 
 @tool
-def mail_reply(ctx: Context, message_id: MessageId, body: str) -> dict:
+def mail_reply(ctx: Context, message_id: MessageId, body: str) -> dict[str, Any]:
     """Reply to the sender of a message."""
     session = _session(ctx)
     with session.charged(body):
@@ -144,7 +145,7 @@ def mail_reply(ctx: Context, message_id: MessageId, body: str) -> dict:
 
 
 @tool
-def mail_reply_all(ctx: Context, message_id: MessageId, body: str) -> dict:
+def mail_reply_all(ctx: Context, message_id: MessageId, body: str) -> dict[str, Any]:
     """Reply to the sender and every other recipient of a message."""
     session = _session(ctx)
     with session.charged(body):
@@ -152,7 +153,7 @@ def mail_reply_all(ctx: Context, message_id: MessageId, body: str) -> dict:
 
 
 @tool
-def mail_forward(ctx: Context, message_id: MessageId, to: Addresses, body: str = "") -> dict:
+def mail_forward(ctx: Context, message_id: MessageId, to: Addresses, body: str = "") -> dict[str, Any]:
     """Forward a message, with an optional note above it."""
     session = _session(ctx)
     with session.charged(body, *to):
@@ -166,14 +167,14 @@ def calendar_list(
     end: Annotated[str | None, Field(description="ISO date-time; events starting at or before.")] = None,
     offset: Offset = 0,
     limit: Annotated[int, Field(ge=1, le=100)] = 50,
-) -> dict:
+) -> dict[str, Any]:
     """List calendar events (uid, start, end, summary) in time order, optionally in a range.
     A recurring event is listed once per occurrence when `end` is given, else once with its rule."""
     return _session(ctx).calendar.list_events(start, end, offset, limit)
 
 
 @tool
-def calendar_read(ctx: Context, uid: Annotated[str, Field(description="An event uid.")]) -> dict:
+def calendar_read(ctx: Context, uid: Annotated[str, Field(description="An event uid.")]) -> dict[str, Any]:
     """Read one event: summary, description, location, start, end, attendees."""
     return _session(ctx).calendar.read(uid)
 
@@ -187,7 +188,7 @@ def calendar_create(
     description: str = "",
     location: str = "",
     attendees: Addresses | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Create an event; returns its uid."""
     session = _session(ctx)
     with session.charged(summary, start, end, description, location, *(attendees or [])):
@@ -204,7 +205,7 @@ def calendar_update(
     start: IsoTime | None = None,
     end: IsoTime | None = None,
     attendees: Addresses | None = None,
-) -> dict:
+) -> dict[str, Any]:
     """Change the given fields of an event; fields left out keep their value."""
     given = {
         "summary": summary,
@@ -221,13 +222,13 @@ def calendar_update(
 
 
 @tool
-def calendar_delete(ctx: Context, uid: str) -> dict:
+def calendar_delete(ctx: Context, uid: str) -> dict[str, Any]:
     """Delete an event."""
     return _session(ctx).calendar.delete(uid)
 
 
 @tool
-def chat_list_spaces(ctx: Context) -> dict:
+def chat_list_spaces(ctx: Context) -> dict[str, Any]:
     """List chat spaces with their member and message counts."""
     return _session(ctx).chat.list_spaces()
 
@@ -235,13 +236,13 @@ def chat_list_spaces(ctx: Context) -> dict:
 @tool
 def chat_get_history(
     ctx: Context, space: Space, offset: Offset = 0, limit: Annotated[int, Field(ge=1, le=100)] = 50
-) -> dict:
+) -> dict[str, Any]:
     """Read a space's messages, oldest first: author, created, text, topic_id, message_id."""
     return _session(ctx).chat.history(space, offset, limit)
 
 
 @tool
-def chat_post(ctx: Context, space: Space, text: str) -> dict:
+def chat_post(ctx: Context, space: Space, text: str) -> dict[str, Any]:
     """Post a new message (a new topic) in a space."""
     session = _session(ctx)
     with session.charged(text):
@@ -249,7 +250,7 @@ def chat_post(ctx: Context, space: Space, text: str) -> dict:
 
 
 @tool
-def chat_reply(ctx: Context, space: Space, message_id: str, text: str) -> dict:
+def chat_reply(ctx: Context, space: Space, message_id: str, text: str) -> dict[str, Any]:
     """Reply in the thread (topic) of an existing message."""
     session = _session(ctx)
     with session.charged(text):
@@ -257,7 +258,7 @@ def chat_reply(ctx: Context, space: Space, message_id: str, text: str) -> dict:
 
 
 @tool
-def chat_list_members(ctx: Context, space: Space) -> dict:
+def chat_list_members(ctx: Context, space: Space) -> dict[str, Any]:
     """List the members of a space."""
     return _session(ctx).chat.members(space)
 
@@ -268,7 +269,7 @@ def files_list(
     path: Annotated[str, Field(description="Folder to list; '.' is the root.")] = ".",
     offset: Offset = 0,
     limit: Annotated[int, Field(ge=1, le=100)] = 100,
-) -> dict:
+) -> dict[str, Any]:
     """List every file under a folder (recursively) with its size in bytes."""
     return _session(ctx).files.list_files(path, offset, limit)
 
@@ -279,7 +280,7 @@ def files_read(
     path: FilePath,
     offset: Offset = 0,
     limit: Annotated[int, Field(ge=1, le=MAX_READ_CHARS)] = MAX_READ_CHARS,
-) -> dict:
+) -> dict[str, Any]:
     """Read a document's text (md, txt, csv, json, docx paragraphs, pdf text), in pages of
     characters; `next_offset` gives where the next page starts. Use files_read_sheet for
     xlsx workbooks."""
@@ -296,14 +297,14 @@ def files_read_sheet(
     ] = None,
     offset: Offset = 0,
     limit: Annotated[int, Field(ge=1, le=MAX_CELLS)] = MAX_CELLS,
-) -> dict:
+) -> dict[str, Any]:
     """Read an xlsx workbook's cells: each cell's value and, where it has one, its formula.
     Formula values are computed. Returns the list of sheets too."""
     return _session(ctx).files.read_sheet(path, sheet, cell_range, offset, limit)
 
 
 @tool
-def files_write(ctx: Context, path: FilePath, content: str, overwrite: bool = False) -> dict:
+def files_write(ctx: Context, path: FilePath, content: str, overwrite: bool = False) -> dict[str, Any]:
     """Create a text file (md, txt, csv, json), or replace one with overwrite=true."""
     session = _session(ctx)
     with session.charged(content, limit=None):  # files.write has its own cap per file

@@ -22,6 +22,8 @@ from rubric_audit.text import console_line as shown_line
 
 if TYPE_CHECKING:
     from rubric_audit.llm import ModelConfig
+    from rubric_audit.model import Benchmark, SourceSummary
+    from rubric_audit.runner import AttemptResult
 
 app = typer.Typer(
     name="rubric-audit",
@@ -185,8 +187,8 @@ def show_command(bench: BenchArg,
         out.print("none")
     else:
         out.print(shown(found.gold.text) or "(no text)")
-        for f in found.gold.files:
-            out.print(f"  file: {shown(f)}")
+        for gold_file in found.gold.files:
+            out.print(f"  file: {shown(gold_file)}")
     out.print(f"\n[bold]Files[/] ({len(world.files)})")
     described = benchmark.world(found.world_id)
     if described is None or described.source is None:
@@ -227,7 +229,7 @@ def import_command(
                   f"were skipped (see findings: input_attempt_conflict).")
 
 
-def _print_sources(sources) -> None:
+def _print_sources(sources: list[SourceSummary]) -> None:
     """Per source: what it gave (ungraded attempts where there are any), why attempts are
     unavailable, and what could not be mapped."""
     for s in sources:
@@ -539,7 +541,7 @@ def run_command(
 
     with CommandProgress(err, shown(spec.name), "attempts", len(todo), stats) as progress:
 
-        def done_one(result) -> None:
+        def done_one(result: AttemptResult) -> None:
             states[result.state] = states.get(result.state, 0) + 1
             totals["tokens"] += result.usage.total_tokens or 0
             if result.usage.cost is None:
@@ -643,7 +645,7 @@ def regold_command(
         recipes = sum(recipe_path(benchmark, t).is_file() for t in benchmark.tasks)
         out.print(f"Recomputed {recipes} tasks with a recipe: {len(findings)} findings.")
         for f in findings:
-            name = benchmark.task(f.task_id).name if f.task_id else ""
+            name = t.name if f.task_id and (t := benchmark.task(f.task_id)) else ""
             out.print(f"  {shown(name)}: [bold]{f.check}[/] {shown(f.message)}")
         if findings_out is not None:
             from rubric_audit.atomic import write_atomic
@@ -656,7 +658,7 @@ def regold_command(
     if found is None:
         raise InputError(bench, "task", f"no task {task!r} (by id or name)")
     path = recipe_path(benchmark, found)
-    extra = {}
+    extra: dict[str, float | str] = {}
     for item in set_ or []:
         ref, sep, value = item.partition("=")
         if not sep:
@@ -776,7 +778,7 @@ def ablate_command(
         out.print(f"[yellow]Warning:[/yellow] {shown(result.warning)}.")
 
 
-def _message_dependent(benchmark) -> set[str]:
+def _message_dependent(benchmark: Benchmark) -> set[str]:
     from rubric_audit.checks.lints import task_depends_on_messages
     from rubric_audit.load.world import load_task_world
 
@@ -784,7 +786,7 @@ def _message_dependent(benchmark) -> set[str]:
             if any(task_depends_on_messages(t, load_task_world(benchmark, t)))}
 
 
-async def _run_arms(benchmark, agent: ModelConfig, sentence: str, judge: ModelConfig,
+async def _run_arms(benchmark: Benchmark, agent: ModelConfig, sentence: str, judge: ModelConfig,
                     out_dir: Path, tasks: str | None, attempts: int,
                     concurrency: int) -> tuple[Path, Path]:
     """Run and judge both arms; returns (the arm with the sentence, the base arm), so that A - B

@@ -17,7 +17,7 @@ import rubric_audit
 CODE = Path(rubric_audit.__file__).resolve().parent
 
 
-def _walk(root: Path, skip: Path | None, digest: hashlib._Hash) -> None:
+def _walk(root: Path, skip: Path | None, digest: hashlib.blake2b) -> None:
     """Feed every file under `root` with its size and mtime to `digest`, and every folder by name
     (links are not walked into, but a link's target is stat'ed)."""
     pending = [root]

@@ -173,7 +173,9 @@ def _unzstd(raw: _Compressed) -> Iterator[bytes]:
     except ImportError:  # zipfile cannot read the entry either (inspect_ai brings both)
         raise NotImplementedError("zstd-compressed zip entries need the zstandard package") \
             from None
-    reader = zstandard.ZstdDecompressor().stream_reader(raw, read_across_frames=True)
+    decompressor = zstandard.ZstdDecompressor()
+    # zstandard reads any object with read(size) (its docs say so), its stub names only IO[bytes].
+    reader = decompressor.stream_reader(raw, read_across_frames=True)  # type: ignore[arg-type]
     try:
         yield from iter(partial(reader.read, CHUNK), b"")
     except zstandard.ZstdError as exc:

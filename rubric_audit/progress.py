@@ -15,7 +15,7 @@ from collections.abc import Callable
 from types import TracebackType
 
 from rich.console import Console
-from rich.progress import BarColumn, MofNCompleteColumn, Progress, TextColumn, TimeRemainingColumn
+from rich.progress import BarColumn, MofNCompleteColumn, Progress, TaskID, TextColumn, TimeRemainingColumn
 
 INTERVAL = 60.0  # seconds between plain lines at most
 
@@ -45,7 +45,7 @@ class CommandProgress:
         self._last_line = self._started
         self._last_done = 0
         self._bar: Progress | None = None
-        self._bar_task = None
+        self._bar_task: TaskID | None = None
         self._ticker: threading.Thread | None = None
 
     def __enter__(self) -> CommandProgress:

@@ -24,6 +24,7 @@ import math
 import operator
 import re
 import tomllib
+from collections.abc import Callable
 from dataclasses import replace
 from pathlib import Path
 from typing import Any, NamedTuple
@@ -43,9 +44,11 @@ CELL = r"(?:'[^']+'|[A-Za-z_][\w ]*?)!\$?[A-Z]{1,3}\$?\d+"
 # `sum` in any case; its cells in capitals, as REF and `total` read them.
 RANGE = re.compile(rf"(?i:sum)\(\s*({CELL})\s*:\s*\$?([A-Z]{{1,3}})\$?(\d+)\s*\)")
 REF = re.compile(CELL)
-OPS = {ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul,
-       ast.Div: operator.truediv, ast.Pow: operator.pow, ast.USub: operator.neg,
-       ast.UAdd: operator.pos}
+BINARY: dict[type[ast.operator], Callable[[float, float], float | complex]] = {
+    ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
+    ast.Pow: operator.pow}
+UNARY: dict[type[ast.unaryop], Callable[[float], float]] = {ast.USub: operator.neg,
+                                                           ast.UAdd: operator.pos}
 
 
 class Override(BaseModel):
@@ -145,7 +148,9 @@ def evaluate_expression(expr: str, values: dict[str, Any]) -> float:
 
     def total(match: re.Match[str]) -> str:
         sheet, first = match.group(1).rsplit("!", 1)
-        start_col, start_row = re.match(r"\$?([A-Z]+)\$?(\d+)", first).groups()
+        start = re.match(r"\$?([A-Z]+)\$?(\d+)", first)
+        assert start is not None  # RANGE's first cell is a CELL: column letters, then row
+        start_col, start_row = start.groups()
         from openpyxl.utils import column_index_from_string, get_column_letter
 
         cols = range(column_index_from_string(start_col),
@@ -171,10 +176,10 @@ def evaluate_expression(expr: str, values: dict[str, Any]) -> float:
             return float(node.value)
         if isinstance(node, ast.Name) and node.id in names:
             return names[node.id]
-        if isinstance(node, ast.BinOp) and type(node.op) in OPS:
-            return _number(OPS[type(node.op)](walk(node.left), walk(node.right)))
-        if isinstance(node, ast.UnaryOp) and type(node.op) in OPS:
-            return OPS[type(node.op)](walk(node.operand))
+        if isinstance(node, ast.BinOp) and type(node.op) in BINARY:
+            return _number(BINARY[type(node.op)](walk(node.left), walk(node.right)))
+        if isinstance(node, ast.UnaryOp) and type(node.op) in UNARY:
+            return UNARY[type(node.op)](walk(node.operand))
         raise ValueError(f"not allowed in a recipe expression: {ast.dump(node)[:60]}")
 
     try:

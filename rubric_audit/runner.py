@@ -157,8 +157,8 @@ class Runner:
                 except ValueError as exc:
                     content = f"ERROR: the arguments are not valid JSON ({exc}); try again."
                 else:
-                    if name == "final_answer" and isinstance(args.get("answer"), str):
-                        answer = content = args["answer"]
+                    if name == "final_answer" and isinstance(given := args.get("answer"), str):
+                        answer = content = given
                     elif name == "final_answer":
                         content = "ERROR: final_answer needs an 'answer' string."
                     else:
@@ -362,8 +362,8 @@ class Runner:
                                   if ready in (reader, workers[n].sentinel))
                     for result in self._reported(pipes[number][0], workers[number],
                                                  owed[number]):
-                        for share in owed:
-                            share.discard((result.task_id, result.attempt))
+                        for left in owed:
+                            left.discard((result.task_id, result.attempt))
                         record(result)
             finished = True
         finally:

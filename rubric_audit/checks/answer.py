@@ -304,8 +304,8 @@ def _qualify(answer: str, quantities: tuple[Quantity, ...], headers: tuple[str, 
             for key, _, start in sequence:
                 if is_qualifier(key) and (first < 0 or a + start < first):
                     headings.setdefault(key, set()).add((tables[a], "row"))
-        if owner[n] is not None:
-            by_clause.setdefault(owner[n], set()).update(keys)
+        if (valued_clause := owner[n]) is not None:
+            by_clause.setdefault(valued_clause, set()).update(keys)
         starts = [a + start for _, _, start in sequence]
         for i in valued.get(n, ()):
             at = bisect.bisect_left(starts, quantities[i].start)

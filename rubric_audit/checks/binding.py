@@ -148,8 +148,9 @@ def check_target(target: Quantity, tolerance: Tolerance, answer: str,
          if reading.quantities[j].compatible(target)), 2)) for w in qualifiers}
     notes = [_said_of_another(reading, i, holders, mentioned) for i in kin
              if id(reading.quantities[i]) in deciding]
-    if notes and len(notes) == len(deciding) and all(notes):
-        return replace(check, outcome="other_subject", note=notes[0])
+    said = [note for note in notes if note]
+    if said and len(said) == len(notes) == len(deciding):
+        return replace(check, outcome="other_subject", note=said[0])
     return check
 
 

@@ -51,7 +51,7 @@ def _vocabulary(text: str) -> frozenset[str]:
     return frozenset(stem(w) for w in words(text))
 
 
-def world_vocabulary(task: Task, world: WorldContents) -> set[str]:
+def world_vocabulary(task: Task, world: WorldContents) -> frozenset[str]:
     """Every stemmed word the agent could read: prompt, files, mail, calendar and chat."""
     parts = [task.prompt]
     parts += [f.path.replace("_", " ").replace("/", " ") for f in world.files]

@@ -68,7 +68,7 @@ def _listing(archive: Path) -> dict[str, tuple[str, int, int]]:
             infos = [i for i in zf.infolist() if not i.is_dir()]
     except ZIP_ERRORS as exc:
         raise InputError(archive, None, f"unreadable zip: {exc}") from None
-    listing = {}
+    listing: dict[str, tuple[str, int, int]] = {}
     for info in infos:
         name = safe_member_name(info.filename)
         graded = _graded_path(name) if name else None

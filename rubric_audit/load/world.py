@@ -15,6 +15,7 @@ import mailbox
 import tempfile
 from collections.abc import Callable, Iterator
 from contextlib import contextmanager
+from datetime import date
 from email.message import EmailMessage
 from email.utils import getaddresses, parsedate_to_datetime
 from pathlib import Path, PurePosixPath
@@ -231,7 +232,8 @@ def read_ics(name: str, data: bytes) -> list[CalendarEvent]:
 
     def when(event: icalendar.Event, attribute: str) -> str:
         try:
-            return getattr(event, attribute).isoformat()
+            moment: date = getattr(event, attribute)  # Event.start and .end: a date or a datetime
+            return moment.isoformat()
         except icalendar.IncompleteComponent:  # no such property: an event without an end
             return ""
         except icalendar.InvalidCalendar as exc:  # a property that is not a date
@@ -258,7 +260,7 @@ def read_ics(name: str, data: bytes) -> list[CalendarEvent]:
                        for a in _as_list(ev.get("ATTENDEE"))],
             recurrence=recurrence(ev),
         )
-        for ev in cal.walk("VEVENT")
+        for ev in cal.walk("VEVENT") if isinstance(ev, icalendar.Event)  # every VEVENT reads as one
     ]
 
 
