@@ -123,7 +123,7 @@ def si_unit(measure: str) -> str | None:
     """A unit as `numbers.measure_unit` writes it ("µg·h/mL", "mmol/L", "MWh") as a pint unit
     ("microgram*hour/milliliter"); None where a factor is not an SI prefix and base."""
     numerator, _, denominator = measure.partition("/")
-    parts = []
+    parts: list[str] = []
     for side, text in ((1, numerator), (-1, denominator)):
         for factor in filter(None, re.split(r"[·/]", text)):
             read = SI_FACTOR.fullmatch(factor)
