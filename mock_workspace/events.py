@@ -11,7 +11,7 @@ from datetime import datetime
 from typing import Any
 
 from mock_workspace.errors import WorkspaceError
-from mock_workspace.mail import _when
+from mock_workspace.mail import iso_datetime
 from mock_workspace.paging import page
 from rubric_audit.model import CalendarEvent
 
@@ -45,7 +45,7 @@ def _expanded(e: CalendarEvent, begin: datetime | None, finish: datetime) -> lis
 
 
 def _check_times(start: str, end: str) -> None:
-    begin, finish = _when(start), _when(end)
+    begin, finish = iso_datetime(start), iso_datetime(end)
     if begin and finish and finish < begin:
         raise WorkspaceError("an event cannot end before it starts")
 
@@ -58,10 +58,10 @@ class Calendar:
 
     def list_events(self, start: str | None = None, end: str | None = None, offset: int = 0,
                     limit: int = 50) -> dict[str, Any]:
-        begin, finish = _when(start), _when(end)
+        begin, finish = iso_datetime(start), iso_datetime(end)
 
         def inside(e: CalendarEvent) -> bool:
-            when = _when(e.start)
+            when = iso_datetime(e.start)
             return (not begin or (when is not None and when >= begin)) and \
                    (not finish or (when is not None and when <= finish))
 

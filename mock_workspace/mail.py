@@ -21,7 +21,9 @@ from rubric_audit.model import MailMessage
 FOLDERS = ("inbox", "sent")
 
 
-def _when(value: str | None) -> datetime | None:
+def iso_datetime(value: str | None) -> datetime | None:
+    """A tool argument's ISO date or date-time (UTC where it names no zone), None where empty;
+    anything else is the agent's error, said back to it."""
     if not value:
         return None
     try:
@@ -63,10 +65,10 @@ class Mailbox:
                subject: str | None = None, text: str | None = None,
                date_from: str | None = None, date_to: str | None = None,
                offset: int = 0, limit: int = 20) -> dict[str, Any]:
-        start, end = _when(date_from), _when(date_to)
+        start, end = iso_datetime(date_from), iso_datetime(date_to)
 
         def matches(m: MailMessage) -> bool:
-            when = _when(m.date)
+            when = iso_datetime(m.date)
             return all((
                 not sender or sender.lower() in m.sender.lower(),
                 not recipient or any(recipient.lower() in a.lower() for a in [*m.to, *m.cc]),

@@ -58,6 +58,7 @@ from rubric_audit.load.world import load_worlds
 from rubric_audit.model import (
     CODE_GRADER,
     Benchmark,
+    ControlGrade,
     CriterionGrade,
     Finding,
     Task,
@@ -68,7 +69,7 @@ from rubric_audit.regold import Regold, regold_everything
 from rubric_audit.report.html import render_html
 from rubric_audit.report.markdown import render_markdown
 from rubric_audit.report.summary import AuditSummary, build_summary
-from rubric_audit.store import AuditStore, ControlGrade, ImportSummary, open_audit
+from rubric_audit.store import AuditStore, ImportSummary, open_audit
 
 DB_NAME = "audit.db"
 BENCHMARK_STAGE = "input:benchmark"

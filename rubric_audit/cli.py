@@ -509,7 +509,9 @@ def run_command(
     from rubric_audit.llm import check_models
     from rubric_audit.load.benchmark import load_benchmark
     from rubric_audit.progress import CommandProgress
-    from rubric_audit.runner import Budget, Runner, all_failed_tasks, select_tasks
+    from rubric_audit.reviews import all_failed_tasks
+    from rubric_audit.runner import Budget, Runner, select_tasks
+    from rubric_audit.store import open_audit
     from rubric_audit.variants import check_variant, claim_variant, make_variant
 
     if tasks and sample:
@@ -526,7 +528,8 @@ def run_command(
                     Budget(max_steps=max_steps, max_tokens=max_tokens, timeout=timeout))
     runner.clear_partials()
     if rerun_failures is not None:
-        failed = set(all_failed_tasks(rerun_failures))
+        with open_audit(rerun_failures) as store:
+            failed = set(all_failed_tasks(store))
         todo, done = runner.plan_one_more([t for t in chosen if t.id in failed]), 0
     else:
         todo, done = runner.plan(chosen, attempts)

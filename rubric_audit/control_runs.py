@@ -10,11 +10,10 @@ from collections import defaultdict
 import anyio
 from pydantic import BaseModel
 
-from rubric_audit.checks.controls import Control, code_grade_control
+from rubric_audit.checks.controls import code_grade_control
 from rubric_audit.judge import JudgeTemplate, JudgeVerdict, judge_messages
 from rubric_audit.llm import ModelConfig, ModelUnavailable, ResponseCache, structured
-from rubric_audit.model import CriterionGrade, Task
-from rubric_audit.store import ControlGrade
+from rubric_audit.model import Control, ControlGrade, CriterionGrade, Task
 
 
 def code_controls(tasks: dict[str, Task], controls: list[Control]) -> list[ControlGrade]:

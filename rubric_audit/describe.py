@@ -6,14 +6,12 @@ The review app and the report share it, so both name a criterion and a value the
 
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from rubric_audit.checks.criterion import criterion_targets
-from rubric_audit.checks.numbers import Quantity
+from rubric_audit.checks.numbers import Quantity, in_units
 from rubric_audit.model import Finding, Task
 
-SCALE_SUFFIX = {1e3: "k", 1e6: "m", 1e9: "bn", 1e12: "tn"}
 QUOTE_LIMIT = 300
 
 
@@ -47,31 +45,6 @@ def criterion_target(task: Task | None, criterion_id: str | None) -> Quantity | 
         return None
     targets = criterion_targets(criterion.text)
     return targets[0] if targets else None
-
-
-def in_units(value: float, target: Quantity | None) -> str:
-    """A number as the criterion writes its target: 25850000.0 beside "NOK 25.9m" is NOK 25.85m.
-
-    Evidence holds some values in base units (25850000.0) and some as written (25.9); whichever
-    reading lands nearer the target's written value is taken. A value far from both stays bare.
-    """
-    if target is None or not math.isfinite(value) or target.value == 0:
-        return f"{value:,.6g}"
-    written = target.value / target.scale
-    readings = [value / target.scale, value] if target.scale != 1 else [value]
-    distance = [abs(math.log10(abs(r / written))) if r else math.inf for r in readings]
-    shown = readings[distance.index(min(distance))]
-    if min(distance) > 2:
-        return f"{value:,.6g}"
-    prefix = f"{target.currency} " if target.currency else ""
-    if target.dimension == "percent":
-        suffix = " bps" if target.scale == 0.01 else "%"
-    elif target.dimension == "multiple":
-        suffix = "x"
-    else:
-        suffix = SCALE_SUFFIX.get(target.scale, "")
-    digits = f"{shown:,.{target.decimals + 2}f}"  # a half-step of the target's precision shows
-    return f"{prefix}{digits.rstrip('0').rstrip('.') if '.' in digits else digits}{suffix}"
 
 
 def _short(text: str) -> str:

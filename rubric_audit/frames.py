@@ -8,11 +8,11 @@ from pathlib import Path
 import pandas as pd
 
 from rubric_audit.atomic import write_atomic
-from rubric_audit.checks.controls import Control
 from rubric_audit.checks.lints import CHECK_SUMMARIES
 from rubric_audit.errors import InputError
 from rubric_audit.model import (
     CheckSummary,
+    Control,
     CriterionGrade,
     Finding,
     FindingReview,

@@ -336,6 +336,32 @@ class CriterionGrade(Record):
     score: float | None = None
 
 
+Expectation = Literal["pass", "fail"]  # the verdict a control must get
+ControlOutcome = Literal["pass", "fail", "undetermined"]  # what it got, over its criteria
+
+
+class Control(BaseModel):
+    """One synthetic answer to a task (checks/controls.py makes them): the gold, an empty
+    answer, a near miss or an alternative, and the verdict it must get. `criterion_id` names
+    the criterion a near miss targets."""
+
+    id: str
+    task_id: str
+    task_version: str
+    kind: str
+    criterion_id: str | None = None
+    answer: str
+    expect: Expectation
+
+
+class ControlGrade(BaseModel):
+    """A verdict on a control (its id in `grade.attempt_id`), with the repeat and task version."""
+
+    grade: CriterionGrade
+    repeat: int = 0
+    task_version: str
+
+
 class Measurement(Record):
     """A recorded score value that is no verdict (a win rate, a count of steps, a 0-10 rating):
     kept as the source gave it, never made into a criterion or a pass/fail. `key` is the

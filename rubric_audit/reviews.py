@@ -5,9 +5,12 @@ from __future__ import annotations
 import hashlib
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from typing import TypeVar
+from typing import TYPE_CHECKING, TypeVar
 
 from rubric_audit.model import Finding, FindingReview, Review, ReviewLabel, Task, task_outcome
+
+if TYPE_CHECKING:
+    from rubric_audit.store import AuditStore
 
 FAILURE_LABELS: tuple[ReviewLabel, ...] = ("defective_task", "grader_error", "ambiguous", "model_error")
 PASS_LABELS: tuple[ReviewLabel, ...] = ("sound", "unearned")
@@ -64,6 +67,14 @@ def consensus(by_reviewer: dict[str, Review] | dict[str, FindingReview]) -> str 
     if not counts or (len(counts) > 1 and counts[0][1] == counts[1][1]):
         return None
     return counts[0][0]
+
+
+def all_failed_tasks(store: AuditStore) -> list[str]:
+    """Task ids that every model failed on every graded attempt (recorded grades): `run
+    --rerun-failures` gives each one more attempt."""
+    tasks = {t.id: t for t in store.tasks()}
+    rows = [(a, t, state) for a, t, _, _, state in store.attempt_rows()]
+    return review_queues(tasks, rows, store.verdicts("recorded"))[0]
 
 
 def review_queues(tasks: dict[str, Task], attempts: list[tuple[str, str, str]],

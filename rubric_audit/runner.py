@@ -421,17 +421,3 @@ def _worker(runner: Runner, todo: list[tuple[Task, int]], concurrency: int,
 
 class _BudgetExhausted(Exception):
     """The agent used up a step or token budget without calling final_answer."""
-
-
-def all_failed_tasks(db: Path) -> list[str]:
-    """Task ids that every model failed on every graded attempt (recorded grades)."""
-    from rubric_audit.reviews import review_queues
-    from rubric_audit.store import AuditStore
-
-    if not db.is_file():
-        raise InputError(db, None, "no such audit.db")
-    with AuditStore(db) as store:
-        tasks = {t.id: t for t in store.tasks()}
-        rows = [(a, t, state) for a, t, _, _, state in store.attempt_rows()]
-        failures, _ = review_queues(tasks, rows, store.verdicts("recorded"))
-    return failures

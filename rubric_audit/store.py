@@ -21,13 +21,14 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from rubric_audit.checks.controls import Control
 from rubric_audit.errors import InputError, invalid
 from rubric_audit.load.runs import UNFINISHED, RecordedRuns
 from rubric_audit.load.trajectory import from_chat_messages
 from rubric_audit.model import (
     Attempt,
     Benchmark,
+    Control,
+    ControlGrade,
     CriterionGrade,
     Finding,
     FindingReview,
@@ -209,14 +210,6 @@ def expected_schema(version: int) -> Schema:
         return _schema(db)
     finally:
         db.close()
-
-
-class ControlGrade(BaseModel):
-    """A verdict on a control (its id in `grade.attempt_id`), with the repeat and task version."""
-
-    grade: CriterionGrade
-    repeat: int = 0
-    task_version: str
 
 
 class ImportSummary(BaseModel):

@@ -17,9 +17,8 @@ from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
 from rubric_audit.audit import write_reports
-from rubric_audit.checks.controls import Control
 from rubric_audit.load.runs import RecordedRuns
-from rubric_audit.model import Attempt, Criterion, CriterionGrade, Review, Task
+from rubric_audit.model import Attempt, Control, Criterion, CriterionGrade, Review, Task
 from rubric_audit.stats import mean_interval, paired_difference, proportion
 from rubric_audit.store import AuditStore
 

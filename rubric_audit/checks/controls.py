@@ -15,9 +15,6 @@ from __future__ import annotations
 
 import re
 from collections.abc import Iterator
-from typing import Literal
-
-from pydantic import BaseModel
 
 from rubric_audit.checks.code_grade import grade_numeric
 from rubric_audit.checks.criterion import Tolerance, criterion_targets, split_criterion, tolerance_for
@@ -26,8 +23,11 @@ from rubric_audit.checks.precision import CODE_FAIL
 from rubric_audit.checks.text import content_tokens, is_negative
 from rubric_audit.model import (
     CODE_GRADER,
+    Control,
+    ControlOutcome,
     Criterion,
     CriterionGrade,
+    Expectation,
     Finding,
     Task,
     Verdict,
@@ -40,22 +40,6 @@ SCALE_WORDS = {"m": "bn", "mm": "bn", "M": "bn", "bn": "m", "B": "m", "million":
 CODE_GRADED = ("gold", "null", "refusal", "near_miss:outside_tolerance", "near_miss:hedged",
                "near_miss:wrong_scale", "near_miss:item_dropped", "alternative:units_written_out",
                "alternative:reordered")
-
-Expectation = Literal["pass", "fail"]  # the verdict a control must get
-ControlOutcome = Literal["pass", "fail", "undetermined"]  # what it got, over its criteria
-
-
-class Control(BaseModel):
-    """One synthetic answer. `criterion_id` names the criterion a near miss targets."""
-
-    id: str
-    task_id: str
-    task_version: str
-    kind: str
-    criterion_id: str | None = None
-    answer: str
-    expect: Expectation
-
 
 def _sentences(text: str) -> list[str]:
     return [s for s in re.split(r"(?<=[.!?])\s+|\n+", text.strip()) if s.strip()]

@@ -21,7 +21,7 @@ from rubric_audit.checks.criterion import (
     split_criterion,
     tolerance_for,
 )
-from rubric_audit.checks.numbers import Quantity, find_quantities, find_ranges, unread
+from rubric_audit.checks.numbers import Quantity, find_quantities, find_ranges, in_units, unread
 from rubric_audit.checks.precision import CODE_FAIL
 from rubric_audit.checks.text import (
     content_tokens,
@@ -31,7 +31,6 @@ from rubric_audit.checks.text import (
     words,
     world_vocabulary,
 )
-from rubric_audit.describe import in_units
 from rubric_audit.model import CheckSummary, Criterion, Finding, Severity, Task, WorldContents
 
 FILE_NAME = re.compile(r"(?<![\w\-.])[\w\-.]+\.(?:pdf|xlsx|xlsm|xls|docx|doc|pptx|ppt|csv|md|txt|json)\b",

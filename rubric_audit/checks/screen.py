@@ -19,8 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from rubric_audit.checks.controls import ControlOutcome
-from rubric_audit.model import Attempt, CriterionGrade, Finding, Task
+from rubric_audit.model import Attempt, ControlOutcome, CriterionGrade, Finding, Task
 from rubric_audit.scores import attempt_outcome
 
 Category = Literal["broken_oracle", "ungraded", "infra_limited", "exploit_only", "uncertified",

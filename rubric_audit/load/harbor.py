@@ -41,7 +41,6 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from rubric_audit.checks.controls import Control, Expectation
 from rubric_audit.errors import (
     InputError,
     decode_text,
@@ -56,9 +55,11 @@ from rubric_audit.load.runs import AttemptFiles, RecordedRuns, fingerprint, summ
 from rubric_audit.load.trajectory import normalise_trajectory
 from rubric_audit.model import (
     Attempt,
+    Control,
     Count,
     Criterion,
     CriterionGrade,
+    Expectation,
     Measurement,
     Number,
     Task,

@@ -33,7 +33,6 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from rubric_audit.checks.controls import Control
 from rubric_audit.errors import (
     InputError,
     decode_text,
@@ -51,6 +50,7 @@ from rubric_audit.load.variant_tasks import shared_task
 from rubric_audit.model import (
     MAX_INDEX,
     Attempt,
+    Control,
     Count,
     Criterion,
     CriterionGrade,
@@ -337,7 +337,6 @@ class AttemptFiles:
         of the wrong kind is an InputError naming its field."""
         data = self.json(name)
         return None if data is None else validated(self.folder / name, data, model)
-
 
 
 def fingerprint(folder: Path, files: dict[str, bytes]) -> str:

@@ -61,7 +61,6 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
-from rubric_audit.checks.controls import Control
 from rubric_audit.errors import (
     InputError,
     decode_text,
@@ -74,6 +73,7 @@ from rubric_audit.load.harbor import CONTROL_AGENTS
 from rubric_audit.load.runs import RecordedRuns, fingerprint, summarize
 from rubric_audit.model import (
     Attempt,
+    Control,
     Count,
     Criterion,
     CriterionGrade,

@@ -10,7 +10,7 @@ from typing import Any
 from pydantic import BaseModel
 
 from rubric_audit import __version__
-from rubric_audit.checks.controls import Control, ControlOutcome, Expectation, control_outcome
+from rubric_audit.checks.controls import control_outcome
 from rubric_audit.checks.lints import CHECK_SUMMARIES
 from rubric_audit.checks.precision import CheckPrecision, code_fails_decide, load_unseen
 from rubric_audit.checks.precision import load as load_precision
@@ -19,7 +19,11 @@ from rubric_audit.model import (
     CODE_GRADER,
     Attempt,
     CheckSummary,
+    Control,
+    ControlGrade,
+    ControlOutcome,
     CriterionGrade,
+    Expectation,
     Finding,
     Measurement,
     SourceMetric,
@@ -29,7 +33,7 @@ from rubric_audit.report.statistics import Statistics, build_statistics, per_tas
 from rubric_audit.reviews import FAILURE_LABELS, consensus, current_labels, disputed_tasks
 from rubric_audit.scores import VariantScore, headline_grader, score_variants, scored_graders
 from rubric_audit.stats import Interval, proportion
-from rubric_audit.store import AuditStore, ControlGrade
+from rubric_audit.store import AuditStore
 
 
 class UnavailableAttempt(BaseModel):

@@ -1,0 +1,89 @@
+"""Imports follow the flow (docs/design.md, "Layers"): a module imports only from its own layer
+or the layers before it, so the layout holds after whoever changes it next.
+
+Every module of rubric_audit, mock_workspace and tui must have a layer here: a new module fails
+this test until it is placed. The one known exception is listed with the issue that removes it.
+"""
+
+from __future__ import annotations
+
+import ast
+from pathlib import Path
+
+ROOT = Path(__file__).resolve().parent.parent
+PACKAGES = ("rubric_audit", "mock_workspace", "tui")
+
+# (layer, module prefixes); a module takes the layer of its longest matching prefix
+LAYERS: list[tuple[int, tuple[str, ...]]] = [
+    (0, ("rubric_audit", "rubric_audit.model", "rubric_audit.errors", "rubric_audit.limits",
+         "rubric_audit.text", "rubric_audit.atomic", "rubric_audit.background",
+         "rubric_audit.workbook", "rubric_audit.stats", "rubric_audit.scores",
+         "rubric_audit.agreement", "rubric_audit.apps", "rubric_audit.variants",
+         "rubric_audit.inputs", "rubric_audit.llm")),  # the core, and the one door to models
+    (1, ("rubric_audit.load",)),  # benchmarks and runs, read
+    (2, ("rubric_audit.store", "mock_workspace")),  # audit.db; a task's world served
+    (3, ("rubric_audit.checks", "rubric_audit.regold")),  # pure checks on stored data
+    (4, ("rubric_audit.judge", "rubric_audit.control_runs", "rubric_audit.runner",
+         "rubric_audit.suggest", "rubric_audit.ablation")),  # the steps that call models
+    (5, ("rubric_audit.reviews", "rubric_audit.search")),  # review
+    (6, ("rubric_audit.report", "rubric_audit.frames", "rubric_audit.describe")),  # report
+    (7, ("rubric_audit.audit", "rubric_audit.progress")),  # the main job, end to end
+    (8, ("rubric_audit.cli", "rubric_audit.__main__")),  # the command line: the edge
+    (9, ("tui",)),  # the review app, started by `rubric-audit review`
+]
+# Imports against the flow that stay until the issue named removes them.
+KNOWN = {
+    ("rubric_audit.suggest", "tui.data"): "#27: the review session moves into the core",
+    ("rubric_audit.suggest", "tui.render"): "#27: the review session moves into the core",
+}
+DOOR = ("rubric_audit.cli", "tui")  # the command line starts the app: the one edge to it
+
+
+def module_name(path: Path) -> str:
+    parts = path.relative_to(ROOT).with_suffix("").parts
+    return ".".join(parts[:-1] if parts[-1] == "__init__" else parts)
+
+
+def layer_of(module: str) -> int | None:
+    found = [(len(prefix), layer) for layer, prefixes in LAYERS for prefix in prefixes
+             if module == prefix or module.startswith(prefix + ".")]
+    return max(found)[1] if found else None
+
+
+def imports_of(path: Path) -> set[str]:
+    """The project modules `path` imports (at any depth: inside functions too)."""
+    found = set()
+    for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+        names = ([node.module] if isinstance(node, ast.ImportFrom) and node.module
+                 and node.level == 0 else
+                 [a.name for a in node.names] if isinstance(node, ast.Import) else [])
+        found |= {n for n in names if n.split(".")[0] in PACKAGES}
+    return found
+
+
+def project_modules() -> dict[str, Path]:
+    return {module_name(p): p for package in PACKAGES for p in (ROOT / package).rglob("*.py")}
+
+
+def test_every_module_has_a_layer() -> None:
+    assert not [m for m in project_modules() if layer_of(m) is None]
+
+
+def test_no_module_imports_against_the_flow() -> None:
+    against = []
+    for module, path in sorted(project_modules().items()):
+        for imported in sorted(imports_of(path)):
+            mine, theirs = layer_of(module), layer_of(imported)
+            if mine is None or theirs is None or theirs <= mine:
+                continue
+            if (module, imported) in KNOWN or (module == DOOR[0]
+                                               and imported.startswith(DOOR[1])):
+                continue
+            against.append(f"{module} (layer {mine}) imports {imported} (layer {theirs})")
+    assert not against, "\n".join(against)
+
+
+def test_the_known_exceptions_still_exist() -> None:
+    """An exception removed is taken off the list, so the list never hides a new one."""
+    modules = project_modules()
+    assert [edge for edge in KNOWN if edge[1] not in imports_of(modules[edge[0]])] == []
