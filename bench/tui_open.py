@@ -26,9 +26,9 @@ from pathlib import Path
 from rubric_audit.load.runs import RecordedRuns
 from rubric_audit.load.trajectory import normalise_trajectory
 from rubric_audit.model import Attempt, Criterion, CriterionGrade, Gold, Step, Task, ToolCall, Trajectory
+from rubric_audit.review_session import ReviewData
 from rubric_audit.store import AuditStore
 from tui.app import ReviewApp
-from tui.data import ReviewData
 
 
 def build(db: Path, tasks: int, attempts: int) -> None:

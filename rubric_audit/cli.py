@@ -828,8 +828,8 @@ def review_command(
                                       help="Seed of the pass-audit sample (stored).")] = 0,
 ) -> None:
     """Review failures and a sample of passes in a terminal app (labels go to audit.db)."""
+    from rubric_audit.review_session import ReviewData
     from tui.app import ReviewApp, load_keymap
-    from tui.data import ReviewData
 
     keys = load_keymap(keymap)  # refused before the store is opened
     data = ReviewData(out_dir, reviewer, per_domain, seed)
@@ -849,7 +849,7 @@ def reviews_command(
     of reviewers and Fleiss' kappa for all, over failures and passes apart, and the tasks
     where reviewers disagree."""
     from rubric_audit.agreement import describe
-    from tui.data import ReviewData
+    from rubric_audit.review_session import ReviewData
 
     if export not in ("csv", "json"):
         raise InputError("--export", None, f"expected csv or json, got {export!r}")
@@ -881,15 +881,16 @@ def suggest_command(
     import anyio
 
     from rubric_audit.llm import check_models
+    from rubric_audit.review_session import ReviewData
     from rubric_audit.suggest import suggest
-    from tui.data import ReviewData
+    from tui.render import triage_text
 
     config = check_models({"--model": _model_config(model, api_base, max_output_tokens,
                                                     call_timeout, time_budget=time_budget)},
                           structured={"--model"})["--model"]
     data = ReviewData(out_dir, "suggest")
     try:
-        made, unusable, failed = anyio.run(suggest, data, config)
+        made, unusable, failed = anyio.run(suggest, data, config, triage_text)
     finally:
         data.close()
     out.print(f"Stored {made} suggestions from {shown(model)}"

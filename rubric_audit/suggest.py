@@ -5,6 +5,7 @@ Suggestions are stored for the app to show beside the task; only a reviewer's ke
 
 from __future__ import annotations
 
+from collections.abc import Callable
 from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
@@ -12,7 +13,7 @@ from pydantic import BaseModel
 from rubric_audit.llm import ModelConfig, ModelUnavailable, ResponseCache, default_cache_path, structured
 
 if TYPE_CHECKING:
-    from tui.data import ReviewData
+    from rubric_audit.review_session import ReviewData
 
 PROMPT = """You help review a knowledge-work benchmark. Read the task, its rubric, the gold, the
 agents' answers with the judge's verdicts, and the audit's findings. {question}
@@ -33,19 +34,12 @@ class Suggestion(BaseModel):
     reasons: str
 
 
-def _evidence(data: ReviewData, task_id: str) -> str:
-    from tui.render import findings_text, gold_text, overview
-
-    details = data.details(task_id)
-    answers = "\n\n".join(f"### {a.variant} #{a.index}\n{a.answer or '(no answer)'}"
-                          for a in details.attempts)
-    return "\n\n".join([overview(details, []), "## Answers", answers, "## Findings",
-                        findings_text(details), gold_text(details)])
-
-
-async def suggest(data: ReviewData, config: ModelConfig) -> tuple[int, int, int]:
-    """Suggest a label for every task in the failures and pass-audit queues (callers check the
-    model first: llm.check_models). Returns (stored, unusable: a reply that did not parse or
+async def suggest(data: ReviewData, config: ModelConfig,
+                  evidence: Callable[[ReviewData, str], str]) -> tuple[int, int, int]:
+    """Suggest a label for every task in the failures and pass-audit queues, from its evidence
+    as the reviewer reads it (`evidence(data, task_id)`: the review app's text of the task, given
+    by the caller, so the core does not import the app). Callers check the model first
+    (llm.check_models). Returns (stored, unusable: a reply that did not parse or
     named a label the task does not offer, failed: the provider was unavailable), so no reply
     is dropped unsaid."""
     cache = ResponseCache(default_cache_path())
@@ -53,7 +47,7 @@ async def suggest(data: ReviewData, config: ModelConfig) -> tuple[int, int, int]
     made = unusable = failed = 0
     for queue, question in QUESTIONS.items():
         for task_id in data.queues[queue]:
-            content = PROMPT.format(question=question, evidence=_evidence(data, task_id))
+            content = PROMPT.format(question=question, evidence=evidence(data, task_id))
             try:
                 reply = await structured(config, [{"role": "user", "content": content}],
                                          Suggestion, cache)

@@ -209,7 +209,7 @@ def test_a_lone_surrogate_is_refused_at_the_door_in_one_line(tmp_path: Path) -> 
 def _record_reviews(out_dir: Path) -> None:
     """Every payload as a reviewer who labels the first two failures (the label alternating, so
     reviewers disagree) and notes the payload on the first."""
-    from tui.data import ReviewData
+    from rubric_audit.review_session import ReviewData
 
     for i, p in enumerate(STORABLE):
         data = ReviewData(out_dir, p.text)
@@ -464,9 +464,9 @@ async def test_the_review_app_shows_every_payload_and_runs_none(
     from textual import events
     from textual.widgets import Input, OptionList
 
+    from rubric_audit.review_session import ReviewData
     from tests.test_tui_trajectory import screen_text
     from tui.app import ReviewApp
-    from tui.data import ReviewData
     from tui.widgets.document import DocumentView
 
     monkeypatch.chdir(out)

@@ -14,11 +14,12 @@ from typer.testing import CliRunner
 from rubric_audit.audit import run_audit
 from rubric_audit.cli import app as cli
 from rubric_audit.model import Review
+from rubric_audit.review_session import ReviewData
 from rubric_audit.reviews import LABEL_NAMES
 from tests.conftest import SAMPLE, SHARED_RUNS, bench_of_shared_runs, make_task, make_variant
 from tests.fakes.openai_server import FakeOpenAI, Reply, text
 from tui.app import ReviewApp, load_keymap
-from tui.data import ReviewData, world_items
+from tui.data import world_items
 
 pytestmark = pytest.mark.anyio
 

@@ -10,9 +10,9 @@ from pathlib import Path
 import pytest
 
 from rubric_audit.load.runs import load_runs
+from rubric_audit.review_session import ReviewData
 from tests.conftest import FIXTURES
 from tui.app import ReviewApp
-from tui.data import ReviewData
 from tui.widgets.trajectory import StepsView, row_text, trajectory_summary
 
 pytestmark = pytest.mark.anyio

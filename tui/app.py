@@ -22,10 +22,11 @@ from textual.widgets.option_list import Option
 from rubric_audit.agreement import describe
 from rubric_audit.errors import InputError, read_own_text
 from rubric_audit.model import Review
+from rubric_audit.review_session import FINDING_MARKS, QUEUE_TITLES, ReviewData
 from rubric_audit.reviews import LABEL_NAMES, disputed_tasks
 from rubric_audit.search import QueueFilter, filter_tasks, parse_filter
 from rubric_audit.text import one_line, visible
-from tui.data import FINDING_MARKS, QUEUE_TITLES, ReviewData, world_items
+from tui.data import world_items
 from tui.screens.filter import FilterScreen
 from tui.screens.help import HelpScreen
 from tui.screens.note import NoteScreen

@@ -13,8 +13,8 @@ from rich.text import Text
 
 from rubric_audit.describe import criterion_title, evidence_lines, finding_sentence
 from rubric_audit.model import SEVERITY_ORDER, Finding, Task, VariantPrompt
+from rubric_audit.review_session import ReviewData, TaskDetails
 from rubric_audit.text import visible
-from tui.data import TaskDetails
 from tui.document import CODE, TITLE, Block, Literal, heading, plain_text
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
@@ -234,3 +234,13 @@ def gold_blocks(d: TaskDetails) -> list[Block]:
 def gold_text(d: TaskDetails) -> str:
     """The gold as text (for a model's triage prompt)."""
     return plain_text(gold_blocks(d))
+
+
+def triage_text(data: ReviewData, task_id: str) -> str:
+    """A task as a model triaging it reads it (`rubric-audit suggest`): the overview, the
+    agents' answers, the findings and the gold, worded as the app shows them."""
+    details = data.details(task_id)
+    answers = "\n\n".join(f"### {a.variant} #{a.index}\n{a.answer or '(no answer)'}"
+                          for a in details.attempts)
+    return "\n\n".join([overview(details, []), "## Answers", answers, "## Findings",
+                        findings_text(details), gold_text(details)])

@@ -10,7 +10,7 @@ from textual.containers import Vertical
 from textual.widget import Widget
 
 from rubric_audit.model import Trajectory
-from tui.data import TaskDetails
+from rubric_audit.review_session import TaskDetails
 from tui.document import Block
 from tui.widgets.document import LinesView
 
