@@ -15,7 +15,7 @@ from pydantic import BaseModel
 from rubric_audit.apps import APPS, apps_opened
 from rubric_audit.errors import InputError
 from rubric_audit.load.runs import RecordedRuns, load_runs
-from rubric_audit.model import CriterionGrade, Task
+from rubric_audit.model import Task, grades_by_attempt
 from rubric_audit.scores import attempt_outcome
 from rubric_audit.stats import DEFAULT_SEED, Interval, mean_interval, paired_difference
 
@@ -45,10 +45,7 @@ SMALL_N = 10  # fewer compared tasks than this: the bootstrap intervals say litt
 
 
 def _per_task(runs: RecordedRuns, tasks: dict[str, Task], grader: str) -> dict[str, float]:
-    grades: dict[str, list[CriterionGrade]] = defaultdict(list)
-    for g in runs.grades:
-        if g.grader == grader:
-            grades[g.attempt_id].append(g)
+    grades = grades_by_attempt(runs.grades, grader)
     outcomes: dict[str, list[float]] = defaultdict(list)
     for a in runs.attempts:
         if a.task_id in tasks and a.state == "graded" and grades.get(a.id):

@@ -7,7 +7,8 @@ Archipelago names onto them. Everything here is plain data: no I/O, no behaviour
 from __future__ import annotations
 
 import hashlib
-from collections.abc import Sequence
+from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from functools import cached_property
 from typing import Annotated, Any, Literal
 
@@ -334,6 +335,16 @@ class CriterionGrade(Record):
     verdict: Verdict
     rationale: str = ""
     score: float | None = None
+
+
+def grades_by_attempt(grades: Iterable[CriterionGrade], grader: str | None = None
+                      ) -> dict[str, list[CriterionGrade]]:
+    """The grades of each attempt, by attempt id: one grader's, or every grader's (None)."""
+    grouped: dict[str, list[CriterionGrade]] = defaultdict(list)
+    for g in grades:
+        if grader is None or g.grader == grader:
+            grouped[g.attempt_id].append(g)
+    return grouped
 
 
 Expectation = Literal["pass", "fail"]  # the verdict a control must get

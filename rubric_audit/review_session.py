@@ -31,6 +31,7 @@ from rubric_audit.model import (
     ReviewLabel,
     Task,
     VariantPrompt,
+    grades_by_attempt,
 )
 from rubric_audit.reviews import (
     FAILURE_LABELS,
@@ -289,9 +290,7 @@ class ReviewData:
 
     def details(self, task_id: str) -> TaskDetails:
         attempts = self.store.attempts_for_task(task_id)
-        grades: dict[str, list[CriterionGrade]] = defaultdict(list)
-        for g in self.store.grades_for_attempts([a.id for a in attempts]):
-            grades[g.attempt_id].append(g)
+        grades = grades_by_attempt(self.store.grades_for_attempts([a.id for a in attempts]))
         return TaskDetails(task=self.tasks[task_id], attempts=attempts, grades=grades,
                            findings=self.findings.get(task_id, []),
                            recomputed=self.recomputed.get(task_id, []),

@@ -14,7 +14,15 @@ from statistics import mean
 
 from pydantic import BaseModel
 
-from rubric_audit.model import CODE_GRADER, Attempt, CriterionGrade, Outcome, Task, task_outcome
+from rubric_audit.model import (
+    CODE_GRADER,
+    Attempt,
+    CriterionGrade,
+    Outcome,
+    Task,
+    grades_by_attempt,
+    task_outcome,
+)
 
 
 class VariantScore(BaseModel):
@@ -63,10 +71,7 @@ def score_variants(tasks: list[Task], attempts: list[Attempt], grades: list[Crit
                    grader: str = "recorded") -> list[VariantScore]:
     """pass@1 = mean over tasks of the share of graded attempts that pass every criterion."""
     task_by_id = {t.id: t for t in tasks}
-    grades_by_attempt: dict[str, list[CriterionGrade]] = defaultdict(list)
-    for g in grades:
-        if g.grader == grader:
-            grades_by_attempt[g.attempt_id].append(g)
+    by_attempt = grades_by_attempt(grades, grader)
     groups: dict[tuple[str, str], list[Attempt]] = defaultdict(list)
     for a in attempts:
         if a.task_id in task_by_id:
@@ -80,12 +85,12 @@ def score_variants(tasks: list[Task], attempts: list[Attempt], grades: list[Crit
             if a.state != "graded":
                 continue
             task = task_by_id[a.task_id]
-            outcome = attempt_outcome(task, grades_by_attempt[a.id])
+            outcome = attempt_outcome(task, by_attempt[a.id])
             if outcome == "unscored":
                 unscored += 1
                 continue
             per_task_pass[a.task_id].append(1.0 if outcome == "pass" else 0.0)
-            score = criterion_score(task, grades_by_attempt[a.id])
+            score = criterion_score(task, by_attempt[a.id])
             if score is not None:
                 per_task_score[a.task_id].append(score)
         states = Counter(a.state for a in group)

@@ -19,7 +19,7 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from rubric_audit.model import Attempt, ControlOutcome, CriterionGrade, Finding, Task
+from rubric_audit.model import Attempt, ControlOutcome, CriterionGrade, Finding, Task, grades_by_attempt
 from rubric_audit.scores import attempt_outcome
 
 Category = Literal["broken_oracle", "ungraded", "infra_limited", "exploit_only", "uncertified",
@@ -99,10 +99,7 @@ def gather(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGra
            null: dict[str, ControlOutcome],
            grader: str) -> list[TaskEvidence]:
     """Screen evidence per task from the stored attempts, one grader's verdicts and findings."""
-    by_attempt: dict[str, list[CriterionGrade]] = defaultdict(list)
-    for g in grades:
-        if g.grader == grader:
-            by_attempt[g.attempt_id].append(g)
+    by_attempt = grades_by_attempt(grades, grader)
     flagged = {(f.task_id, f.evidence.get("attempt")) for f in findings
                if f.check in UNSOUND_PASS_CHECKS}
     by_task: dict[str, list[Attempt]] = defaultdict(list)

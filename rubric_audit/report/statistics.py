@@ -11,7 +11,15 @@ from pydantic import BaseModel
 
 from rubric_audit.agreement import GroupAgreement, group_agreement
 from rubric_audit.checks.lints import TASK_CHECKS
-from rubric_audit.model import Attempt, CriterionGrade, Finding, FindingReview, Review, Task
+from rubric_audit.model import (
+    Attempt,
+    CriterionGrade,
+    Finding,
+    FindingReview,
+    Review,
+    Task,
+    grades_by_attempt,
+)
 from rubric_audit.reviews import (
     FAILURE_LABELS,
     consensus,
@@ -119,10 +127,7 @@ class _Tally:
 
 def per_task(tasks: dict[str, Task], attempts: list[Attempt], grades: list[CriterionGrade],
              grader: str) -> dict[tuple[str, str], PerTask]:
-    by_attempt: dict[str, list[CriterionGrade]] = defaultdict(list)
-    for g in grades:
-        if g.grader == grader:
-            by_attempt[g.attempt_id].append(g)
+    by_attempt = grades_by_attempt(grades, grader)
     out: dict[tuple[str, str], dict[str, _Tally]] = defaultdict(lambda: defaultdict(_Tally))
     for a in attempts:
         task = tasks.get(a.task_id)
@@ -267,10 +272,7 @@ def _review(by_id: dict[str, Task], attempts: list[Attempt], grades: list[Criter
 
 def _effort(by_id: dict[str, Task], attempts: list[Attempt], grades: list[CriterionGrade],
             grader: str) -> list[EffortRow]:
-    by_attempt: dict[str, list[CriterionGrade]] = defaultdict(list)
-    for g in grades:
-        if g.grader == grader:
-            by_attempt[g.attempt_id].append(g)
+    by_attempt = grades_by_attempt(grades, grader)
     graded_by_task: dict[str, list[Attempt]] = defaultdict(list)
     for a in attempts:
         if by_attempt.get(a.id):
