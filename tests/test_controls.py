@@ -108,10 +108,7 @@ def lenient_judge(body: dict[str, Any]) -> Reply:
 def test_a_lenient_judge_that_passes_near_misses_is_reported(tmp_path: Path) -> None:
     bench = one_task_bench(tmp_path, "nordlys_07")
     with FakeOpenAI(lenient_judge) as server:
-        result = CliRunner().invoke(app, [
-            "audit", str(bench), "--out", str(tmp_path / "out"), "--judge", "openai/lenient",
-            "--repeats", "2", "--api-base", server.url, "--cache", str(tmp_path / "c.db")],
-            env={"OPENAI_API_KEY": "sk-test"})
+        result = audit_with(tmp_path, bench, server, "--judge", "openai/lenient", "--repeats", "2")
         calls = len(server.work_requests)
     assert result.exit_code == 0, result.output
     assert "Models used: openai/lenient" in result.stdout
@@ -124,6 +121,13 @@ def test_a_lenient_judge_that_passes_near_misses_is_reported(tmp_path: Path) -> 
     assert any(f["check"] == "control_null_passes" for f in findings)
     controls = make_controls(load_benchmark(bench).tasks[0])
     assert calls == len(controls) * 2, "one call per control, criterion and repeat"
+
+
+def audit_with(tmp_path: Path, bench: Path, server: FakeOpenAI, *options: str):
+    """`audit BENCH --out tmp/out` with the model options given, served by the fake server."""
+    return CliRunner().invoke(app, [
+        "audit", str(bench), "--out", str(tmp_path / "out"), *options, "--api-base", server.url,
+        "--cache", str(tmp_path / "c.db")], env={"OPENAI_API_KEY": "sk-test"})
 
 
 def one_task_bench(tmp_path: Path, *names: str) -> Path:
@@ -147,10 +151,8 @@ def test_repeats_measure_judge_flips(tmp_path: Path) -> None:
 
     bench = one_task_bench(tmp_path, "kestrel_04")
     with FakeOpenAI(alternating) as server:
-        result = CliRunner().invoke(app, [
-            "audit", str(bench), "--out", str(tmp_path / "out"), "--judge", "openai/coin",
-            "--repeats", "2", "--concurrency", "1", "--api-base", server.url,
-            "--cache", str(tmp_path / "c.db")], env={"OPENAI_API_KEY": "sk-test"})
+        result = audit_with(tmp_path, bench, server, "--judge", "openai/coin", "--repeats", "2",
+                            "--concurrency", "1")
     assert result.exit_code == 0, result.output
     findings = [json.loads(line)
                 for line in (tmp_path / "out" / "findings.jsonl").read_text().splitlines()]
@@ -172,10 +174,7 @@ def test_model_checks_quote_their_source(tmp_path: Path, sample) -> None:
 
     bench = one_task_bench(tmp_path, "nordlys_03", "kestrel_06")
     with FakeOpenAI(lint_model) as server:
-        result = CliRunner().invoke(app, [
-            "audit", str(bench), "--out", str(tmp_path / "out"), "--lint-model", "openai/lint",
-            "--api-base", server.url, "--cache", str(tmp_path / "c.db")],
-            env={"OPENAI_API_KEY": "sk-test"})
+        result = audit_with(tmp_path, bench, server, "--lint-model", "openai/lint")
     assert result.exit_code == 0, result.output
     findings = [json.loads(line)
                 for line in (tmp_path / "out" / "findings.jsonl").read_text().splitlines()]
@@ -204,10 +203,7 @@ def test_an_alternative_the_judge_fails_beside_a_passing_gold_is_reported(tmp_pa
 
     bench = one_task_bench(tmp_path, task.name)
     with FakeOpenAI(literal_judge) as server:
-        result = CliRunner().invoke(app, [
-            "audit", str(bench), "--out", str(tmp_path / "out"), "--judge", "openai/literal",
-            "--api-base", server.url, "--cache", str(tmp_path / "c.db")],
-            env={"OPENAI_API_KEY": "sk-test"})
+        result = audit_with(tmp_path, bench, server, "--judge", "openai/literal")
     assert result.exit_code == 0, result.output
     findings = _findings(tmp_path / "out")
     failed = [f for f in findings if f["check"] == "control_alternative_fails"]
@@ -232,10 +228,7 @@ def test_a_criterion_the_prompt_never_asks_for_is_reported_per_criterion_named(
 
     bench = one_task_bench(tmp_path, "kestrel_04")
     with FakeOpenAI(lint_model) as server:
-        result = CliRunner().invoke(app, [
-            "audit", str(bench), "--out", str(tmp_path / "out"), "--lint-model", "openai/lint",
-            "--api-base", server.url, "--cache", str(tmp_path / "c.db")],
-            env={"OPENAI_API_KEY": "sk-test"})
+        result = audit_with(tmp_path, bench, server, "--lint-model", "openai/lint")
     assert result.exit_code == 0, result.output
     [found] = [f for f in _findings(tmp_path / "out")
                if f["check"] == "criterion_not_asked_by_prompt"]
