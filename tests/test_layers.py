@@ -32,7 +32,7 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
     (8, ("rubric_audit.cli", "rubric_audit.__main__")),  # the command line: the edge
     (9, ("tui",)),  # the review app, started by `rubric-audit review`
 ]
-DOOR = ("rubric_audit.cli", "tui")  # the command line starts the app: the one edge to it
+DOOR = ("rubric_audit.cli.review", "tui")  # the review commands start the app: the one edge to it
 
 
 def module_name(path: Path) -> str:

@@ -1,0 +1,312 @@
+"""Commands that call models: run an agent, grade with a judge, measure a prompt sentence."""
+
+from __future__ import annotations
+
+import time
+from pathlib import Path
+from typing import TYPE_CHECKING, Annotated
+
+import typer
+from rich.table import Table
+
+from rubric_audit.cli.common import (
+    MAX_CONCURRENCY,
+    MAX_SEED,
+    BenchArg,
+    CallTimeoutOption,
+    JudgeModeOption,
+    MaxOutputOption,
+    TimeBudgetOption,
+    app,
+    err,
+    model_config,
+    out,
+    user_errors,
+)
+from rubric_audit.errors import InputError
+from rubric_audit.report.document import pct
+from rubric_audit.text import console as shown
+
+if TYPE_CHECKING:
+    from rubric_audit.llm import ModelConfig
+    from rubric_audit.model import Benchmark
+    from rubric_audit.runner import AttemptResult
+
+
+@app.command("run")
+@user_errors
+def run_command(
+    bench: BenchArg,
+    model: Annotated[str, typer.Option(help="litellm model name, e.g. openai/gpt-4.1.")],
+    out_dir: Annotated[Path, typer.Option("--out", help="Runs folder (variant folders inside).")],
+    attempts: Annotated[int, typer.Option(min=1, max=1_000, help="Attempts per task.")] = 1,
+    tasks: Annotated[str | None, typer.Option(help="Comma-separated task ids or names.")] = None,
+    sample: Annotated[int | None, typer.Option(min=1, max=10_000_000, help="Run a random sample of N tasks.")
+                      ] = None,
+    seed: Annotated[int, typer.Option(min=0, max=MAX_SEED, help="Seed for --sample.")] = 0,
+    concurrency: Annotated[int, typer.Option(min=1, max=MAX_CONCURRENCY, help="Attempts run at once.")] = 4,
+    processes: Annotated[int, typer.Option(
+        min=1, max=256, help="Worker processes sharing the attempts (litellm's per-call work is "
+                    "CPU-bound: use the machine's cores).")] = 1,
+    system_prompt: Annotated[Path | None, typer.Option(help="Base system prompt file.")] = None,
+    variant: Annotated[str | None, typer.Option(help="Variant (folder) name.")] = None,
+    add_sentence: Annotated[list[str] | None, typer.Option(
+        help="Sentence appended to the system prompt (repeatable).")] = None,
+    drop_sentence: Annotated[list[str] | None, typer.Option(
+        help="Sentence removed from the system prompt (repeatable).")] = None,
+    max_steps: Annotated[int, typer.Option(min=1, max=100_000, help="Model turns per attempt.")] = 50,
+    max_tokens: Annotated[int | None, typer.Option(min=1, max=10**12, help="Total tokens per attempt.")
+                          ] = None,
+    timeout: Annotated[float, typer.Option(min=1, max=604_800, help="Wall seconds per attempt.")] = 1800.0,
+    api_base: Annotated[str | None, typer.Option(help="Provider base URL (litellm api_base).")
+                        ] = None,
+    rerun_failures: Annotated[Path | None, typer.Option(
+        help="audit.db: run one more attempt on each task every model failed on every graded "
+             "attempt.")] = None,
+    max_output_tokens: MaxOutputOption = None,
+    call_timeout: CallTimeoutOption = 120.0,
+    time_budget: TimeBudgetOption = None,
+) -> None:
+    """Run an agent (any litellm model) on the benchmark's tasks through the workspace."""
+    from rubric_audit.llm import check_models
+    from rubric_audit.load.benchmark import load_benchmark
+    from rubric_audit.progress import CommandProgress
+    from rubric_audit.reviews import all_failed_tasks
+    from rubric_audit.runner import Budget, Runner, select_tasks
+    from rubric_audit.store import open_audit
+    from rubric_audit.variants import check_variant, claim_variant, make_variant
+
+    if tasks and sample:
+        raise InputError("--tasks", None, "give --tasks or --sample, not both")
+    benchmark = load_benchmark(bench)
+    chosen = select_tasks(benchmark, tasks.split(",") if tasks else None, sample, seed)
+    spec = make_variant(model, variant, system_prompt, add_sentence or [], drop_sentence or [])
+    config = model_config(model, api_base, max_output_tokens, call_timeout,
+                           time_budget=time_budget)
+    check_variant(out_dir, spec)
+    check_models({"--model": config})
+    claim_variant(out_dir, spec)
+    runner = Runner(benchmark, out_dir, spec, config,
+                    Budget(max_steps=max_steps, max_tokens=max_tokens, timeout=timeout))
+    runner.clear_partials()
+    if rerun_failures is not None:
+        with open_audit(rerun_failures) as store:
+            failed = set(all_failed_tasks(store))
+        todo, done = runner.plan_one_more([t for t in chosen if t.id in failed]), 0
+    else:
+        todo, done = runner.plan(chosen, attempts)
+    out.print(f"Variant {shown(spec.name)}: {len(todo)} attempts to run, {done} already finished.")
+    totals = {"tokens": 0, "cost": 0.0, "cost_known": True}
+    states: dict[str, int] = {}
+
+    def stats() -> str:
+        cost = f"${totals['cost']:.4f}" if totals["cost_known"] else "unknown"
+        done = ", ".join(f"{k} {v}" for k, v in sorted(states.items()))
+        return f"{done} | {totals['tokens']:,} tokens | cost {cost}"
+
+    with CommandProgress(err, shown(spec.name), "attempts", len(todo), stats) as progress:
+
+        def done_one(result: AttemptResult) -> None:
+            states[result.state] = states.get(result.state, 0) + 1
+            totals["tokens"] += result.usage.total_tokens or 0
+            if result.usage.cost is None:
+                totals["cost_known"] = False
+            else:
+                totals["cost"] += result.usage.cost
+            progress.advance()
+
+        runner.run_in_processes(todo, concurrency, processes, done_one)
+    summary = ", ".join(f"{v} {k}" for k, v in sorted(states.items())) or "nothing to run"
+    out.print(f"Done: {summary}. Runs in {shown(str(out_dir / spec.name))}/ (grade them with a "
+              f"judge before they count as graded attempts).")
+
+
+class _GradeProgress:
+    """A grading's progress on stderr: its calls, parsed and unscored, and tokens."""
+
+    def __init__(self, label: str) -> None:
+        from rubric_audit.progress import CommandProgress
+
+        self.parsed = self.unscored = self.tokens = 0
+        self.bar = CommandProgress(err, shown(label), "calls", stats=self.stats)
+
+    def stats(self) -> str:
+        return f"{self.parsed} parsed, {self.unscored} unscored, {self.tokens:,} tokens"
+
+    def planned(self, calls: int) -> None:
+        self.bar.plan(calls)
+
+    def called(self, parsed: bool, tokens: int) -> None:
+        self.parsed += parsed
+        self.unscored += not parsed
+        self.tokens += tokens
+        self.bar.advance()
+
+    def __enter__(self) -> _GradeProgress:
+        self.bar.__enter__()
+        return self
+
+    def __exit__(self, *exc: object) -> None:
+        self.bar.__exit__(None, None, None)
+
+
+@app.command("grade")
+@user_errors
+def grade_command(
+    runs: Annotated[list[Path], typer.Argument(help="Variant folders, or folders of them.")],
+    judge: Annotated[str, typer.Option(help="litellm model name of the judge.")],
+    bench: Annotated[Path | None, typer.Option(
+        help="Benchmark the runs belong to (default: the tasks as the runs recorded them).")
+    ] = None,
+    judge_template: Annotated[Path | None, typer.Option(
+        help="Prompt template with $prompt, $answer, $artifacts, $criterion (default: ours).")
+    ] = None,
+    api_base: Annotated[str | None, typer.Option(help="Provider base URL.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, max=MAX_CONCURRENCY, help="Judge calls at once.")] = 8,
+    cache: Annotated[Path | None, typer.Option(
+        help="Response cache (default: $RUBRIC_AUDIT_CACHE, else the user cache folder).")
+    ] = None,
+    judge_mode: JudgeModeOption = "auto",
+    max_output_tokens: MaxOutputOption = None,
+    call_timeout: CallTimeoutOption = 120.0,
+    time_budget: TimeBudgetOption = None,
+) -> None:
+    """Grade recorded attempts with an LLM judge, one call per criterion, beside the recorded grades."""
+    import anyio
+
+    from rubric_audit.judge import grade_runs, judge_slug, load_template
+    from rubric_audit.llm import ResponseCache, check_models, default_cache_path
+    from rubric_audit.load.benchmark import load_benchmark
+
+    template = load_template(judge_template)
+    tasks = {t.id: t for t in load_benchmark(bench).tasks} if bench else None
+    config = check_models({"--judge": model_config(judge, api_base, max_output_tokens,
+                                                    call_timeout, judge_mode, time_budget)},
+                          structured={"--judge"})["--judge"]
+    started = time.monotonic()
+    with _GradeProgress(f"grading with {judge}") as progress:
+        summary = anyio.run(grade_runs, runs, config, template, tasks,
+                            ResponseCache(cache or default_cache_path()), concurrency, progress)
+    wall = time.monotonic() - started
+    verdicts = ", ".join(f"{v} {k}" for k, v in sorted(summary.verdicts.items())) or "none"
+    cost = "unknown" if summary.usage.cost is None else f"${summary.usage.cost:.4f}"
+    out.print(f"Graded {summary.completed} attempts with {shown(judge)}, {summary.ungraded} of them "
+              f"ungraded until now ({summary.errored} could not be graded: provider unavailable; "
+              + (f"{summary.out_of_time} not graded: the time budget was spent; "
+                 if summary.out_of_time else "")
+              + f"{summary.skipped} skipped: the agent run did not finish). "
+              f"Verdicts: {verdicts}. Calls: {summary.calls} ({summary.cached_calls} from cache), "
+              f"{summary.usage.total_tokens:,} tokens, cost {cost}.")
+    if summary.parse_rate is not None:
+        cut = f", {summary.cut_calls} of them cut at the output cap" if summary.cut_calls else ""
+        out.print(f"Parsed {pct(summary.parse_rate)} of the judge's replies "
+                  f"({summary.verdicts.get('unscored', 0)} unscored{cut}) in "
+                  f"{config.structured_mode} mode; longest request "
+                  f"{summary.longest_request_seconds:.1f} s (timeout {config.timeout:g} s), "
+                  f"wall time {wall:.0f} s.")
+    if summary.completed:
+        out.print(f"Each graded attempt's grading run is in grades/{shown(judge_slug(judge))}.json "
+                  f"beside its recorded grades.json; `audit` or `import` compares them.")
+
+
+@app.command("ablate")
+@user_errors
+def ablate_command(
+    bench: Annotated[Path | None, typer.Argument(help="Benchmark (to run both arms).")] = None,
+    compare_arms: Annotated[tuple[Path, Path] | None, typer.Option(
+        "--compare", help="Compare two existing variant folders: RUNS_A RUNS_B.")] = None,
+    model: Annotated[str | None, typer.Option(help="Agent model (to run both arms).")] = None,
+    sentence: Annotated[str | None, typer.Option(
+        help="The sentence arm B adds to the system prompt.")] = None,
+    judge: Annotated[str | None, typer.Option(help="Judge that grades both arms.")] = None,
+    out_dir: Annotated[Path | None, typer.Option("--out", help="Runs folder for both arms.")
+                       ] = None,
+    tasks: Annotated[str | None, typer.Option(help="Comma-separated task ids or names.")] = None,
+    attempts: Annotated[int, typer.Option(min=1, max=1_000, help="Attempts per task and arm.")] = 1,
+    grader: Annotated[str, typer.Option(help="Whose verdicts to compare (with --compare).")
+                      ] = "recorded",
+    messages_only: Annotated[bool, typer.Option(
+        help="Only tasks that need information found only in mail or chat (needs BENCH).")
+    ] = False,
+    api_base: Annotated[str | None, typer.Option(help="Provider base URL.")] = None,
+    concurrency: Annotated[int, typer.Option(min=1, max=MAX_CONCURRENCY)] = 4,
+    judge_mode: JudgeModeOption = "auto",
+    max_output_tokens: MaxOutputOption = None,
+    call_timeout: CallTimeoutOption = 120.0,
+    time_budget: TimeBudgetOption = None,
+) -> None:
+    """Toggle one prompt sentence and measure what it does (paired over tasks)."""
+    import anyio
+
+    from rubric_audit.ablation import compare
+    from rubric_audit.load.benchmark import load_benchmark
+
+    benchmark = load_benchmark(bench) if bench else None
+    known = {t.id: t for t in benchmark.tasks} if benchmark else None
+    only = _message_dependent(benchmark) if messages_only and benchmark else None
+    if messages_only and benchmark is None:
+        raise InputError("--messages-only", None, "needs BENCH to find those tasks")
+    if compare_arms is None:
+        if not (benchmark and model and sentence and judge and out_dir):
+            raise InputError("ablate", None, "give --compare RUNS_A RUNS_B, or BENCH with "
+                                             "--model, --sentence, --judge and --out")
+        from rubric_audit.llm import check_models
+
+        checked = check_models({
+            "--model": model_config(model, api_base, max_output_tokens, call_timeout,
+                                     time_budget=time_budget),
+            "--judge": model_config(judge, api_base, max_output_tokens, call_timeout,
+                                     judge_mode, time_budget)}, structured={"--judge"})
+        agent, judged_by = checked["--model"], checked["--judge"]
+        compare_arms, grader = anyio.run(_run_arms, benchmark, agent, sentence, judged_by, out_dir,
+                                         tasks, attempts, concurrency), f"judge:{judge}"
+    result = compare(compare_arms[0], compare_arms[1], known, grader, only)
+    table = Table(title=f"Ablation over {result.tasks} tasks ({result.grader} verdicts)")
+    for column in ("arm", "attempts", "graded", "ungraded", "pass@1 [95% CI]", "opened mail",
+                   "chat", "calendar"):
+        table.add_column(column)
+    for arm in (result.a, result.b):
+        i = arm.pass_at_1
+        table.add_row(shown(arm.name), str(arm.attempts), str(arm.graded), str(arm.ungraded),
+                      f"{pct(i.estimate)} [{pct(i.low)}, {pct(i.high)}]",
+                      *(pct(arm.opened[app]) for app in ("mail", "chat", "calendar")))
+    out.print(table)
+    d = result.difference
+    out.print(f"A - B in pass@1: {pct(d.estimate)} [{pct(d.low)}, {pct(d.high)}] "
+              f"({d.method}, seed {result.seed}).")
+    if result.warning:
+        out.print(f"[yellow]Warning:[/yellow] {shown(result.warning)}.")
+
+
+def _message_dependent(benchmark: Benchmark) -> set[str]:
+    from rubric_audit.checks.lints import task_depends_on_messages
+    from rubric_audit.load.world import load_task_world
+
+    return {t.id for t in benchmark.tasks
+            if any(task_depends_on_messages(t, load_task_world(benchmark, t)))}
+
+
+async def _run_arms(benchmark: Benchmark, agent: ModelConfig, sentence: str, judge: ModelConfig,
+                    out_dir: Path, tasks: str | None, attempts: int,
+                    concurrency: int) -> tuple[Path, Path]:
+    """Run and judge both arms; returns (the arm with the sentence, the base arm), so that A - B
+    is what the sentence does."""
+    from rubric_audit.judge import grade_runs, load_template
+    from rubric_audit.llm import ResponseCache, default_cache_path
+    from rubric_audit.runner import Budget, Runner, select_tasks
+    from rubric_audit.variants import claim_variant, make_variant
+
+    chosen = select_tasks(benchmark, tasks.split(",") if tasks else None, None, 0)
+    folders = []
+    for added in ([], [sentence]):
+        spec = make_variant(agent.model, None, None, added, [])
+        claim_variant(out_dir, spec)
+        runner = Runner(benchmark, out_dir, spec, agent, Budget())
+        runner.clear_partials()
+        todo, _ = runner.plan(chosen, attempts)
+        await runner.run(todo, concurrency)
+        folders.append(runner.folder)
+    await grade_runs(folders, judge, load_template(None),
+                     {t.id: t for t in benchmark.tasks}, ResponseCache(default_cache_path()),
+                     concurrency)
+    return folders[1], folders[0]
