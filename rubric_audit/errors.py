@@ -234,11 +234,21 @@ def read_json(path: Path) -> Any:
 
 
 def field_path(prefix: str, loc: tuple[int | str, ...]) -> str:
-    """Render a pydantic error location as `prefix[3].rubric[0].criteria`."""
+    """Render a pydantic error location as `prefix[3].rubric[0].criteria`; a key that is no
+    plain name (a stranger's, holding a newline, a dot or a space) as `['a\\nb']`, so the path
+    stays one line and reads back unambiguously."""
     out = prefix
     for part in loc:
-        out += f"[{part}]" if isinstance(part, int) else (f".{part}" if out else str(part))
+        if isinstance(part, int):
+            out += f"[{part}]"
+        elif not PLAIN_KEY.fullmatch(str(part)):
+            out += f"[{str(part)!r}]"
+        else:
+            out += f".{part}" if out else str(part)
     return out
+
+
+PLAIN_KEY = re.compile(r"[A-Za-z0-9_\-]+")
 
 
 @overload

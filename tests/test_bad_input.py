@@ -576,3 +576,12 @@ def test_a_harbor_or_tb_folder_name_that_is_not_utf8_is_refused(tmp_path: Path) 
         assert result.exit_code == 2, (runs, result.output, result.exception)
         [line] = result.stderr.strip().splitlines()
         assert "\\udcff: name is not UTF-8" in line, line
+
+
+def test_a_strangers_key_in_a_field_path_stays_one_line() -> None:
+    """A key holding a newline (found by the loader fuzz in an inspect log's scores) is quoted
+    in the error line, as a dot or a space would be: the line stays one line."""
+    from rubric_audit.errors import field_path
+
+    assert field_path("samples[0]", ("scores", "\n", "value")) == "samples[0].scores['\\n'].value"
+    assert field_path("", ("a.b", 3, "c")) == "['a.b'][3].c"
