@@ -29,6 +29,14 @@ from pydantic import BaseModel, Field
 from rubric_audit.atomic import staging_folder, write_atomic
 from rubric_audit.errors import InputError, input_error_in, read_model
 from rubric_audit.llm import AGENT_OUTPUT_CAP, ModelConfig, ModelUnavailable, complete
+from rubric_audit.load.runs import (
+    AgentConfig,
+    RecordedTrajectory,
+    RecordedUsage,
+    RecordedVerifier,
+    Verifiers,
+    VerifierValues,
+)
 from rubric_audit.load.world import WorldReader
 from rubric_audit.model import Benchmark, Task, Usage
 from rubric_audit.variants import Variant
@@ -230,18 +238,19 @@ class Runner:
         status = {"completed": "completed", "budget_exhausted": "budget_exhausted",
                   "unavailable": "failed"}[result.state]
         _write_json(folder / "initial_messages.json", initial)
-        _write_json(folder / "verifiers.json", [
-            {"verifier_id": c.id, "verifier_version": 1, "world_id": task.world_id,
-             "task_id": task.id, "eval_config_id": "ec_output_llm",
-             "verifier_values": {"criteria": c.text, "is_primary_objective": c.primary},
-             "verifier_index": i, "verifier_dependencies": None}
-            for i, c in enumerate(task.criteria)])
-        _write_json(folder / "trajectory.json", {
-            "messages": messages, "output": answer, "status": status,
-            "time_elapsed": result.wall_time, "usage": result.usage.model_dump()})
-        _write_json(folder / "agent_config.json", {
-            "agent_config_id": "rubric_audit_agent", "agent_name": "rubric-audit runner",
-            "agent_config_values": self.budget.model_dump()})
+        _write_json(folder / "verifiers.json", Verifiers.dump_python([
+            RecordedVerifier(verifier_id=c.id, verifier_version=1, world_id=task.world_id,
+                             task_id=task.id, eval_config_id="ec_output_llm",
+                             verifier_values=VerifierValues(criteria=c.text,
+                                                            is_primary_objective=c.primary),
+                             verifier_index=i)
+            for i, c in enumerate(task.criteria)], mode="json"))
+        _write_json(folder / "trajectory.json", RecordedTrajectory(
+            messages=messages, output=answer, status=status, time_elapsed=result.wall_time,
+            usage=RecordedUsage(**result.usage.model_dump())).model_dump(mode="json"))
+        _write_json(folder / "agent_config.json", AgentConfig(
+            agent_config_id="rubric_audit_agent", agent_name="rubric-audit runner",
+            agent_config_values=self.budget.model_dump()).model_dump(mode="json"))
         _write_json(folder / "orchestrator_extra_args.json", {
             "model": self.model.model, "api_base": self.model.api_base,
             "temperature": self.model.temperature, "max_tokens": self.output_cap})

@@ -78,7 +78,8 @@ M = TypeVar("M", bound=BaseModel)
 
 class _Archipelago(BaseModel):
     """Archipelago's files, typed where rubric-audit reads them (other fields are ignored), so a
-    value of the wrong kind is an InputError naming its field, never a crash further on."""
+    value of the wrong kind is an InputError naming its field, never a crash further on; the
+    runner writes its attempt folders through the same models."""
 
     model_config = ConfigDict(extra="ignore")
 
@@ -126,8 +127,13 @@ class VerifierValues(_Archipelago):
 
 class RecordedVerifier(_Archipelago):
     verifier_id: str = Field(min_length=1)
+    verifier_version: int | None = None
     world_id: str | None = None
+    task_id: str | None = None
+    eval_config_id: str | None = None
     verifier_values: VerifierValues | None = None
+    verifier_index: int | None = None
+    verifier_dependencies: list[str] | None = None
 
 
 class GradingSettings(_Archipelago):
@@ -145,6 +151,7 @@ class AgentConfig(_Archipelago):
 
     agent_config_id: str | None = None
     agent_name: str | None = None
+    agent_config_values: dict[str, Any] | None = None
 
 
 Verifiers = TypeAdapter(list[RecordedVerifier])
