@@ -272,7 +272,7 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
         if re.search(r"\bper\s*$", before, re.I):
             return None  # "rate per 1,000 patient days": a denominator
     if dimension == "plain":  # "1.2 million m³" too; "1.79 million boxes" counts boxes
-        noun, measure = noun or _noun(after), _measure(after)
+        noun, measure = _noun(after), _measure(after)
     if dimension == "plain" and g["scale"] and g["scale"] not in "kK" and not currency \
             and not CURRENCY_RANGE_BEFORE.search(before):
         return None  # "5m" alone could be metres or months ("12.5k" is thousands);

@@ -6,11 +6,10 @@ agent spellings, "sq ft", "m³", "t/ha"); what a unit is and how it converts is 
 conversion factor is written here. Spellings that also mean something else after a number are
 left out: "pounds" (money), "tons" (short or metric), "oz" alone (troy for metals), "in" (a
 preposition) unless punctuation follows it, "kt" (knots or kilotonnes), "bar" (bar charts);
-time units too,
-which `numbers.DURATION_HOURS` reads as durations. Units with an SI prefix, written as
-`numbers.MEASURE_UNIT` reads them ("µg·h/mL"), are read factor by factor (`si_unit`). pint is
-imported on the first conversion only: a criterion and an answer in the same unit never
-need it.
+time units too, which `numbers.DURATION_HOURS` reads as durations. Units with an SI prefix,
+written as `numbers.MEASURE_UNIT` reads them ("µg·h/mL"), are read factor by factor
+(`si_unit`). pint is imported on the first conversion only: a criterion and an answer in the
+same unit never need it.
 """
 
 from __future__ import annotations
@@ -137,8 +136,10 @@ def si_unit(measure: str) -> str | None:
         p for p in parts if p.startswith("/"))
 
 
+@functools.cache
 def unit_named(text: str) -> str | None:
-    """The pint unit `text` is, whole ("sq ft", "m", "t/ha" in a header's parentheses)."""
+    """The pint unit `text` is, whole ("sq ft", "m", "t/ha" in a header's parentheses); kept
+    per text, as `Quantity.compatible` asks it of every noun it compares."""
     found = UNIT_AFTER.fullmatch(text.strip())
     return unit_after(found.group(1)) if found else None
 
