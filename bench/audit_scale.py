@@ -133,7 +133,7 @@ def startup(args: list[str], repeats: int = 3) -> float:
 
 def profile(bench: Path, out: Path, top: int) -> str:
     sys.path.insert(0, str(ROOT))
-    from rubric_audit.audit import run_audit
+    from rubric_audit.audit.job import run_audit
 
     profiler = cProfile.Profile()
     profiler.runcall(run_audit, bench, None, out)

@@ -21,7 +21,7 @@ LEDGER = "worlds/world_halvorsen_lund/filesystem/Project_Nordlys/GL_2025.csv"
 AUDIT_SECONDS = """
 import sys, time
 from pathlib import Path
-from rubric_audit.audit import run_audit
+from rubric_audit.audit.job import run_audit
 started = time.perf_counter()
 run_audit(Path(sys.argv[1]), None, Path(sys.argv[2]))
 print(time.perf_counter() - started)

@@ -31,10 +31,10 @@ import anyio
 
 sys.path.insert(0, str(Path(__file__).resolve().parents[1]))
 
-from rubric_audit.llm import ModelConfig, complete
+from rubric_audit.core.llm import ModelConfig, complete
 from rubric_audit.load.benchmark import load_benchmark
-from rubric_audit.runner import Budget, Runner
-from rubric_audit.variants import make_variant
+from rubric_audit.run.runner import Budget, Runner
+from rubric_audit.run.variants import make_variant
 from tests.fakes.openai_server import FakeOpenAI, tool_call
 
 MBOX = ("From a@firm.test Mon Mar 03 09:00:00 2025\nMessage-ID: <m1@firm.test>\n"

@@ -23,11 +23,11 @@ import tempfile
 import time
 from pathlib import Path
 
+from rubric_audit.core.model import Attempt, Criterion, CriterionGrade, Gold, Step, Task, ToolCall, Trajectory
 from rubric_audit.load.runs import RecordedRuns
 from rubric_audit.load.trajectory import normalise_trajectory
-from rubric_audit.model import Attempt, Criterion, CriterionGrade, Gold, Step, Task, ToolCall, Trajectory
-from rubric_audit.review_session import ReviewData
-from rubric_audit.store import AuditStore
+from rubric_audit.review.session import ReviewData
+from rubric_audit.store.audit_store import AuditStore
 from tui.app import ReviewApp
 
 

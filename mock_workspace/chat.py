@@ -7,7 +7,7 @@ from typing import Any
 
 from mock_workspace.errors import WorkspaceError
 from mock_workspace.paging import page
-from rubric_audit.model import ChatMessage, ChatSpace
+from rubric_audit.core.model import ChatMessage, ChatSpace
 
 
 class Chat:

@@ -13,7 +13,7 @@ from typing import Any
 from mock_workspace.errors import WorkspaceError
 from mock_workspace.mail import iso_datetime
 from mock_workspace.paging import page
-from rubric_audit.model import CalendarEvent
+from rubric_audit.core.model import CalendarEvent
 
 EDITABLE = ("summary", "description", "location", "start", "end", "attendees")
 MAX_SCANNED = 10_000

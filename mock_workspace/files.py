@@ -16,9 +16,9 @@ from openpyxl.utils.cell import column_index_from_string, coordinate_from_string
 
 from mock_workspace.errors import WorkspaceError
 from mock_workspace.paging import page
-from rubric_audit.errors import InputError
+from rubric_audit.core.errors import InputError
+from rubric_audit.core.workbook import Cell, WorkbookError, workbook_cells
 from rubric_audit.load.world import file_text
-from rubric_audit.workbook import Cell, WorkbookError, workbook_cells
 
 MAX_READ_CHARS = 20_000
 MAX_CELLS = 500

@@ -16,7 +16,7 @@ from typing import Any
 
 from mock_workspace.errors import WorkspaceError
 from mock_workspace.paging import page
-from rubric_audit.model import MailMessage
+from rubric_audit.core.model import MailMessage
 
 FOLDERS = ("inbox", "sent")
 

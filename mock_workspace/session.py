@@ -19,10 +19,10 @@ from mock_workspace.errors import WorkspaceError
 from mock_workspace.events import Calendar
 from mock_workspace.files import FileStore
 from mock_workspace.mail import Mailbox
-from rubric_audit.errors import InputError
-from rubric_audit.limits import safe_member_name
+from rubric_audit.core.errors import InputError
+from rubric_audit.core.limits import safe_member_name
+from rubric_audit.core.model import Benchmark, Task
 from rubric_audit.load.world import WorldReader
-from rubric_audit.model import Benchmark, Task
 
 MAX_MESSAGE_BYTES = 100_000
 """One mail, chat message or calendar event the agent writes."""

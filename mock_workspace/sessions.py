@@ -33,9 +33,9 @@ from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSI
 
 from mock_workspace.errors import WorkspaceError
 from mock_workspace.session import Session
-from rubric_audit.errors import InputError
+from rubric_audit.core.errors import InputError
+from rubric_audit.core.model import Benchmark, Task
 from rubric_audit.load.world import WorldReader
-from rubric_audit.model import Benchmark, Task
 
 MAX_SESSIONS = 16
 """Workspace sessions one HTTP server holds at once: each costs a copy of the world's files."""

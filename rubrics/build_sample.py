@@ -189,7 +189,7 @@ def toml_value(value: object) -> str:
 
 
 def recipe_toml(spec: TaskSpec) -> str:
-    """The task's gold-recomputation recipe (see rubric_audit/regold.py)."""
+    """The task's gold-recomputation recipe (see rubric_audit/checks/regold.py)."""
     recipe = spec.recipe or {}
     lines = [f"# Gold recomputation for {spec.key}.", f"workbook = {toml_value(recipe['workbook'])}"]
     for cell, value, source in recipe.get("override", []):

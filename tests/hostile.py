@@ -71,7 +71,7 @@ STORABLE = tuple(p for p in PAYLOADS if not re.search("[\ud800-\udfff]", p.text)
 """The payloads UTF-8 can hold: a lone surrogate is refused at the door (a file holding one is
 unusable input, one line, exit 2), so it never reaches a store, a report or a screen."""
 
-# What a terminal or a window acts on, written out here apart from rubric_audit.text so the tests
+# What a terminal or a window acts on, written out here apart from rubric_audit.core.text so the tests
 # can fail: C0 controls but tab and line feed, DEL, C1 controls, bidi embeddings, overrides,
 # isolates and marks, and lone surrogates.
 ACTING = re.compile("[\x00-\x08\x0b-\x1f\x7f-\x9f\u061c\u200e\u200f\u202a-\u202e"

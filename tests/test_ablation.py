@@ -9,13 +9,13 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from rubric_audit import frames
-from rubric_audit.ablation import compare
 from rubric_audit.checks.lints import task_depends_on_messages
 from rubric_audit.cli import app
-from rubric_audit.errors import InputError
+from rubric_audit.core.errors import InputError
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.world import load_task_world
+from rubric_audit.report import frames
+from rubric_audit.report.ablation import compare
 from tests.conftest import SAMPLE, SHARED_RUNS, make_task, make_variant, write_json
 from tests.fakes.openai_server import FakeOpenAI, Reply, is_preflight, text, tool_call
 
@@ -131,9 +131,9 @@ def test_messages_only_counts_only_those_tasks_and_warns_on_small_n() -> None:
 
 
 def test_a_telemetry_line_that_is_not_json_is_one_input_error(tmp_path: Path) -> None:
-    from rubric_audit.apps import apps_opened
-    from rubric_audit.errors import InputError
-    from rubric_audit.model import Attempt
+    from rubric_audit.core.errors import InputError
+    from rubric_audit.core.model import Attempt
+    from rubric_audit.report.apps import apps_opened
 
     (tmp_path / "telemetry.jsonl").write_text('{"tool": "mail_list"}\n["chat_post"]\n{"tool": \n')
     attempt = Attempt(id="v/t/1", task_id="t", model="m", variant="v", index=1, state="graded",

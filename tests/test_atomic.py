@@ -9,8 +9,8 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from rubric_audit.atomic import write_atomic
 from rubric_audit.cli import app
+from rubric_audit.core.atomic import write_atomic
 from tests.conftest import make_benchmark
 
 WRITERS, WRITES = 4, 200

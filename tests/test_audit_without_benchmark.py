@@ -8,10 +8,10 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from rubric_audit.audit import import_runs, run_audit
+from rubric_audit.audit.job import import_runs, run_audit
 from rubric_audit.cli import app
 from rubric_audit.report.summary import build_summary
-from rubric_audit.store import AuditStore
+from rubric_audit.store.audit_store import AuditStore
 from tests.conftest import SHARED_RUNS, bench_of_shared_runs
 
 runner = CliRunner()

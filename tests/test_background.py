@@ -1,4 +1,4 @@
-"""Work started in a forked process (rubric_audit/background.py): the result comes from the child,
+"""Work started in a forked process (rubric_audit/audit/background.py): the result comes from the child,
 and a child that fails leaves the work to this process, failing as it would have."""
 
 from __future__ import annotations
@@ -9,14 +9,14 @@ import sys
 import threading
 from pathlib import Path
 
-from rubric_audit.background import in_background
+from rubric_audit.audit.background import in_background
 
 ROOT = Path(__file__).resolve().parents[1]
 
 
 CHILD_CHECKS = """
 import os
-from rubric_audit.background import in_background
+from rubric_audit.audit.background import in_background
 
 def pid_and(value):
     return os.getpid(), value * 2

@@ -20,7 +20,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rubric_audit.cli import app
-from rubric_audit.errors import InputError, read_bytes
+from rubric_audit.core.errors import InputError, read_bytes
 from tests.conftest import add_lying_entry, make_benchmark, make_task, make_variant
 
 runner = CliRunner()
@@ -532,18 +532,18 @@ def test_the_loser_of_two_audits_racing_into_one_new_out_says_so(tmp_path: Path,
                                                                   monkeypatch) -> None:
     """Two audits into the same new OUT: each builds a staging folder; the second to rename
     it into place finds OUT written (an OSError before) and says so, leaving the winner's."""
-    import rubric_audit.audit
+    import rubric_audit.audit.job
 
     root = _bench(tmp_path / "b")
     out = tmp_path / "out"
-    remove_stale = rubric_audit.audit._remove_stale_staging
+    remove_stale = rubric_audit.audit.job._remove_stale_staging
 
     def other_audit_finishes_meanwhile(folder: Path) -> None:
         remove_stale(folder)
         folder.mkdir()
         (folder / "audit.json").write_text("{}")
 
-    monkeypatch.setattr(rubric_audit.audit, "_remove_stale_staging",
+    monkeypatch.setattr(rubric_audit.audit.job, "_remove_stale_staging",
                         other_audit_finishes_meanwhile)
     result = runner.invoke(app, ["audit", str(root), "--out", str(out)])
     assert result.exit_code == 2, (result.output, result.exception)
@@ -581,7 +581,7 @@ def test_a_harbor_or_tb_folder_name_that_is_not_utf8_is_refused(tmp_path: Path) 
 def test_a_strangers_key_in_a_field_path_stays_one_line() -> None:
     """A key holding a newline (found by the loader fuzz in an inspect log's scores) is quoted
     in the error line, as a dot or a space would be: the line stays one line."""
-    from rubric_audit.errors import field_path
+    from rubric_audit.core.errors import field_path
 
     assert field_path("samples[0]", ("scores", "\n", "value")) == "samples[0].scores['\\n'].value"
     assert field_path("", ("a.b", 3, "c")) == "['a.b'][3].c"

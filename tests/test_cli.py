@@ -15,8 +15,8 @@ import pytest
 from typer.testing import CliRunner
 
 from rubric_audit.cli import app
-from rubric_audit.model import Review
-from rubric_audit.store import AuditStore
+from rubric_audit.core.model import Review
+from rubric_audit.store.audit_store import AuditStore
 from tests.conftest import (
     FIXTURES,
     SAMPLE,
@@ -239,7 +239,7 @@ def test_a_stored_row_that_is_not_json_is_one_line(tmp_path: Path) -> None:
 
 def test_a_failed_audit_leaves_the_previous_store_and_reports(tmp_path: Path,
                                                               monkeypatch) -> None:
-    import rubric_audit.audit
+    import rubric_audit.audit.job
 
     root = _audit_bench(tmp_path)
     out = tmp_path / "out"
@@ -253,7 +253,7 @@ def test_a_failed_audit_leaves_the_previous_store_and_reports(tmp_path: Path,
     def crash(*args: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(rubric_audit.audit, "run_lints", crash)
+    monkeypatch.setattr(rubric_audit.audit.job, "run_lints", crash)
     result = invoke("audit", root, "--out", out)
     assert result.exit_code == 1 and "internal error (OSError: disk full)" in result.stderr
     with AuditStore(out / "audit.db") as store:

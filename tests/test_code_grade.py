@@ -14,8 +14,8 @@ from typer.testing import CliRunner
 from rubric_audit.checks.code_grade import code_verdicts, grade_numeric
 from rubric_audit.checks.judge_vs_code import judge_disagrees_with_code
 from rubric_audit.cli import app
+from rubric_audit.core.model import Attempt, Criterion, CriterionGrade, Task
 from rubric_audit.load.runs import load_runs
-from rubric_audit.model import Attempt, Criterion, CriterionGrade, Task
 from tests.conftest import SHARED_RUNS, bench_of_shared_runs
 
 

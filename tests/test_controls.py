@@ -15,7 +15,7 @@ from rubric_audit.checks.numbers import find_quantities
 from rubric_audit.checks.screen import TaskEvidence, classify, screen
 from rubric_audit.cli import app
 from rubric_audit.load.benchmark import load_benchmark
-from rubric_audit.store import MIGRATIONS, AuditStore
+from rubric_audit.store.audit_store import MIGRATIONS, AuditStore
 from tests.conftest import SAMPLE
 from tests.fakes.openai_server import FakeOpenAI, Reply, text
 
@@ -257,7 +257,7 @@ def test_a_gold_failing_only_by_the_code_checker_is_as_sure_as_its_fail_decision
     """A doubt upstream stays a doubt downstream: where the checker's fail decisions are not
     measured at high precision on unseen cases, a gold it reads as failing is a warning that
     says so, and the task is neither unachievable nor a broken oracle; where they are, both."""
-    from rubric_audit.audit import run_audit
+    from rubric_audit.audit.job import run_audit
     from rubric_audit.checks import precision
     from rubric_audit.report import summary
     from tests.conftest import make_benchmark, make_task, make_variant

@@ -22,7 +22,7 @@ from rubric_audit.checks.precision import (
     load_unseen,
     measure,
 )
-from rubric_audit.model import Finding
+from rubric_audit.core.model import Finding
 
 CORPUS = Path(__file__).parent / "corpus"
 FLOORS = {

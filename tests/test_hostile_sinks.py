@@ -26,7 +26,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rubric_audit.cli import app
-from rubric_audit.text import visible
+from rubric_audit.core.text import visible
 from tests.conftest import make_attempt, make_benchmark, make_task, write_json
 from tests.hostile import (
     BY_NAME,
@@ -209,7 +209,7 @@ def test_a_lone_surrogate_is_refused_at_the_door_in_one_line(tmp_path: Path) -> 
 def _record_reviews(out_dir: Path) -> None:
     """Every payload as a reviewer who labels the first two failures (the label alternating, so
     reviewers disagree) and notes the payload on the first."""
-    from rubric_audit.review_session import ReviewData
+    from rubric_audit.review.session import ReviewData
 
     for i, p in enumerate(STORABLE):
         data = ReviewData(out_dir, p.text)
@@ -275,7 +275,7 @@ def test_exports_and_reviews_keep_payloads_as_text(out: Path) -> None:
 
 def test_the_store_keeps_every_payload_byte_for_byte(out: Path) -> None:
     """What a stranger wrote and what a reviewer recorded reads back from audit.db exactly."""
-    from rubric_audit.store import open_audit
+    from rubric_audit.store.audit_store import open_audit
 
     _record_reviews(out)
     store = open_audit(out / "audit.db")
@@ -464,7 +464,7 @@ async def test_the_review_app_shows_every_payload_and_runs_none(
     from textual import events
     from textual.widgets import Input, OptionList
 
-    from rubric_audit.review_session import ReviewData
+    from rubric_audit.review.session import ReviewData
     from tests.test_tui_trajectory import screen_text
     from tui.app import ReviewApp
     from tui.widgets.document import DocumentView

@@ -8,11 +8,11 @@ from pathlib import Path
 
 import pytest
 
-from rubric_audit.audit import benchmark_findings, import_into, run_audit, runs_findings
+from rubric_audit.audit.job import benchmark_findings, import_into, run_audit, runs_findings
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.runs import load_runs
 from rubric_audit.load.sources import load_sources
-from rubric_audit.store import AuditStore
+from rubric_audit.store.audit_store import AuditStore
 from tests.conftest import (
     PACKAGE_TASK,
     make_attempt,
@@ -170,7 +170,7 @@ def test_a_text_too_long_to_read_is_said_once_and_every_number_reader_abstains(
     from rubric_audit.checks.code_grade import grade_numeric
     from rubric_audit.checks.numbers import MAX_READ_CHARS
     from rubric_audit.checks.provenance import answer_provenance
-    from rubric_audit.model import Trajectory
+    from rubric_audit.core.model import Trajectory
 
     def padded(text: str, length: int) -> str:
         filler = " Revenue grew 4.2% to NOK 1,240.5m against a plan of NOK 1,180.0m."

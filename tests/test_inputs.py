@@ -8,8 +8,8 @@ import shutil
 import sqlite3
 from pathlib import Path
 
-from rubric_audit.audit import AuditOptions, import_runs, run_audit
-from rubric_audit.inputs import inputs_fingerprint
+from rubric_audit.audit.inputs import inputs_fingerprint
+from rubric_audit.audit.job import AuditOptions, import_runs, run_audit
 from tests.conftest import SAMPLE
 
 

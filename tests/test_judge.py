@@ -181,9 +181,9 @@ def test_a_runaway_reply_is_cut_unscored_with_its_reason(runs: Path, tmp_path: P
 
 def test_grading_without_a_terminal_prints_progress_lines(runs: Path, tmp_path: Path,
                                                           monkeypatch) -> None:
-    import rubric_audit.progress
+    import rubric_audit.cli.progress
 
-    monkeypatch.setattr(rubric_audit.progress, "INTERVAL", 0.3)
+    monkeypatch.setattr(rubric_audit.cli.progress, "INTERVAL", 0.3)
     with FakeOpenAI(tolerant_judge, latency=0.4) as server:
         result = grade(runs, server, tmp_path, "--concurrency", "1")
         assert result.exit_code == 0, result.output

@@ -5,8 +5,8 @@ from __future__ import annotations
 import pytest
 
 from rubric_audit.checks import lints
-from rubric_audit.model import ChatMessage, ChatSpace, Criterion, Gold, MailMessage, Task, WorldFile
-from rubric_audit.model import WorldContents as World
+from rubric_audit.core.model import ChatMessage, ChatSpace, Criterion, Gold, MailMessage, Task, WorldFile
+from rubric_audit.core.model import WorldContents as World
 
 WORLD = World(
     files=[WorldFile(path="Deal/Model.xlsx", size=10, text="DCF!B18 = =B15+B17 revenue growth"),

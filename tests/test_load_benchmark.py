@@ -10,7 +10,7 @@ from pathlib import Path
 
 import pytest
 
-from rubric_audit.errors import MAX_FILE_BYTES, InputError
+from rubric_audit.core.errors import MAX_FILE_BYTES, InputError
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.world import load_task_world, load_worlds
 from tests.conftest import (

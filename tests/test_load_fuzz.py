@@ -23,13 +23,13 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from rubric_audit.errors import InputError
-from rubric_audit.judge import artifacts_text
+from rubric_audit.core.errors import InputError
+from rubric_audit.core.model import ESCAPED, LONG_ID_MARK, MAX_ID_BYTES, path_safe, safe_id
+from rubric_audit.grade.judge import artifacts_text
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.runs import load_runs
 from rubric_audit.load.sources import load_sources
 from rubric_audit.load.world import load_task_world
-from rubric_audit.model import ESCAPED, LONG_ID_MARK, MAX_ID_BYTES, path_safe, safe_id
 from tests.conftest import (
     FIXTURES,
     PACKAGE_TASK,

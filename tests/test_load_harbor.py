@@ -10,12 +10,12 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from rubric_audit.audit import run_audit
+from rubric_audit.audit.job import run_audit
 from rubric_audit.cli import app
-from rubric_audit.errors import InputError
+from rubric_audit.core.errors import InputError
 from rubric_audit.load import harbor
 from rubric_audit.load.sources import load_sources
-from rubric_audit.store import AuditStore
+from rubric_audit.store.audit_store import AuditStore
 from tests.conftest import FIXTURES, write_json
 
 HARBOR = FIXTURES / "harbor-jobs"

@@ -14,12 +14,12 @@ from statistics import mean
 import pytest
 from typer.testing import CliRunner
 
-from rubric_audit.audit import import_into, run_audit
+from rubric_audit.audit.job import import_into, run_audit
 from rubric_audit.cli import app
-from rubric_audit.errors import InputError
-from rubric_audit.limits import ZIP_ZSTANDARD
+from rubric_audit.core.errors import InputError
+from rubric_audit.core.limits import ZIP_ZSTANDARD
 from rubric_audit.load.sources import load_sources
-from rubric_audit.store import AuditStore
+from rubric_audit.store.audit_store import AuditStore
 from tests.conftest import (
     CORRECT_STEPS,
     CRITERIA,

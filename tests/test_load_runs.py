@@ -10,8 +10,8 @@ from pathlib import Path
 
 import pytest
 
-from rubric_audit.errors import InputError
-from rubric_audit.judge import artifacts_text
+from rubric_audit.core.errors import InputError
+from rubric_audit.grade.judge import artifacts_text
 from rubric_audit.load.runs import load_runs
 from tests.conftest import (
     FIXTURES,
@@ -187,7 +187,7 @@ def test_a_model_is_read_from_the_config_then_results_csv_then_the_folder(tmp_pa
 
 
 def test_two_agents_in_one_variant_are_two_models_in_the_scores(tmp_path: Path) -> None:
-    from rubric_audit.scores import score_variants
+    from rubric_audit.core.scores import score_variants
 
     task = make_task()
     variant = make_variant(tmp_path, "v1", "m/csv", [

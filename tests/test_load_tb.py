@@ -14,10 +14,10 @@ import pytest
 from typer.testing import CliRunner
 
 from rubric_audit.cli import app
-from rubric_audit.errors import InputError
+from rubric_audit.core.errors import InputError
 from rubric_audit.load import tb
 from rubric_audit.load.sources import load_sources
-from rubric_audit.store import AuditStore
+from rubric_audit.store.audit_store import AuditStore
 from tests.conftest import make_tb_run, tb_trial, write_json
 
 runner = CliRunner()

@@ -17,7 +17,7 @@ from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from rubric_audit.cli import app
-from rubric_audit.llm import (
+from rubric_audit.core.llm import (
     AGENT_OUTPUT_CAP,
     STRUCTURED_OUTPUT_CAP,
     ModelConfig,
@@ -234,7 +234,7 @@ def test_a_request_past_its_timeout_is_cut_and_retried_then_unavailable() -> Non
 def test_the_time_budget_cuts_a_request_at_its_end_and_starts_none_after_it() -> None:
     """A request running when the command's budget ends is cut then (not at its own 120 s
     timeout), is not retried, and is unavailable; a call after the end never reaches the server."""
-    from rubric_audit.llm import BUDGET_SPENT, _litellm, deadline_after
+    from rubric_audit.core.llm import BUDGET_SPENT, _litellm, deadline_after
 
     _litellm()  # imported first: its import (seconds) would spend the budget before the request
     with FakeOpenAI(lambda body: text("ok"), latency=3.0) as server:

@@ -13,7 +13,7 @@ from openpyxl import Workbook
 
 from mock_workspace.server import build_server
 from mock_workspace.session import Session
-from rubric_audit.audit import check_provenance, import_runs
+from rubric_audit.audit.job import check_provenance, import_runs
 from rubric_audit.checks import provenance
 from rubric_audit.checks.numbers import find_quantities
 from rubric_audit.checks.provenance import (
@@ -25,10 +25,10 @@ from rubric_audit.checks.provenance import (
     answer_value_unsupported,
 )
 from rubric_audit.checks.result_places import MAX_PARSED_CHARS, MAX_PLACE
+from rubric_audit.core.model import Attempt, Step, ToolCall, Trajectory
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.runs import load_runs
-from rubric_audit.model import Attempt, Step, ToolCall, Trajectory
-from rubric_audit.store import AuditStore
+from rubric_audit.store.audit_store import AuditStore
 from tests.conftest import SAMPLE, SHARED_RUNS, make_benchmark
 
 MODEL_XLSX = "Project_Nordlys/Nordlys_Model.xlsx"

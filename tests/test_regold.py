@@ -11,9 +11,7 @@ import openpyxl
 import pytest
 from typer.testing import CliRunner
 
-from rubric_audit.cli import app
-from rubric_audit.load.benchmark import load_benchmark
-from rubric_audit.regold import (
+from rubric_audit.checks.regold import (
     RecipeError,
     evaluate_expression,
     load_recipe,
@@ -22,7 +20,9 @@ from rubric_audit.regold import (
     regold_all,
     regold_everything,
 )
-from rubric_audit.workbook import workbook_cells
+from rubric_audit.cli import app
+from rubric_audit.core.workbook import workbook_cells
+from rubric_audit.load.benchmark import load_benchmark
 from tests.conftest import SAMPLE
 
 

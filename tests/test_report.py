@@ -18,8 +18,8 @@ from scipy.stats import bootstrap
 from typer.testing import CliRunner
 
 from rubric_audit.cli import app
-from rubric_audit.model import Review
-from rubric_audit.stats import (
+from rubric_audit.core.model import Review
+from rubric_audit.report.stats import (
     RESAMPLES,
     mean_interval,
     paired_difference,
@@ -27,7 +27,7 @@ from rubric_audit.stats import (
     pass_hat_k,
     proportion,
 )
-from rubric_audit.store import AuditStore
+from rubric_audit.store.audit_store import AuditStore
 from tests.conftest import SAMPLE, make_task, make_variant
 
 CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
@@ -151,7 +151,7 @@ def test_every_rescoring_option_scores_its_tasks_as_computed_by_hand() -> None:
     """pass@1, the mean criterion score, pass@k and pass^k of each rescoring option, from
     reviewers' labels, the achievable set and the flagged tasks; under `ambiguous_as_pass` the
     ambiguous task counts as passed in all four (it moved pass@1 only)."""
-    from rubric_audit.model import Attempt, Criterion, CriterionGrade, Finding, Task
+    from rubric_audit.core.model import Attempt, Criterion, CriterionGrade, Finding, Task
     from rubric_audit.report.statistics import OPTIONS, build_statistics
 
     tasks = [Task(id=t, name=t, world_id="w", prompt="p", criteria=[

@@ -16,11 +16,11 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from rubric_audit.audit import write_reports
+from rubric_audit.audit.job import write_reports
+from rubric_audit.core.model import Attempt, Control, Criterion, CriterionGrade, Review, Task
 from rubric_audit.load.runs import RecordedRuns
-from rubric_audit.model import Attempt, Control, Criterion, CriterionGrade, Review, Task
-from rubric_audit.stats import mean_interval, paired_difference, proportion
-from rubric_audit.store import AuditStore
+from rubric_audit.report.stats import mean_interval, paired_difference, proportion
+from rubric_audit.store.audit_store import AuditStore
 
 BOUNDED_METHODS = ("wilson", "clopper-pearson")
 

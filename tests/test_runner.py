@@ -19,11 +19,11 @@ import pytest
 from typer.testing import CliRunner
 
 from rubric_audit.cli import app
-from rubric_audit.llm import ModelConfig
+from rubric_audit.core.llm import ModelConfig
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.runs import load_runs
-from rubric_audit.runner import AttemptResult, Budget, Runner
-from rubric_audit.variants import make_variant
+from rubric_audit.run.runner import AttemptResult, Budget, Runner
+from rubric_audit.run.variants import make_variant
 from tests.conftest import SAMPLE
 from tests.fakes.openai_server import FakeOpenAI, Reply, error, scripted, text, tool_call
 
@@ -319,7 +319,7 @@ def test_usage_carries_the_price_litellm_knows(model: str) -> None:
     """The cost litellm computed with its reply is the one recorded (unknown stays None)."""
     import litellm
 
-    from rubric_audit.llm import complete
+    from rubric_audit.core.llm import complete
 
     with FakeOpenAI(lambda body: text("ok")) as server:
         config = ModelConfig(model=model, api_base=server.url, api_key="sk-test")
@@ -335,8 +335,8 @@ def test_usage_carries_the_price_litellm_knows(model: str) -> None:
 
 @pytest.mark.parametrize("content", ["{not json", '{"name": 3}', "\xff"])
 def test_a_broken_variant_record_is_one_input_error(tmp_path: Path, content: str) -> None:
-    from rubric_audit.errors import InputError
-    from rubric_audit.variants import check_variant
+    from rubric_audit.core.errors import InputError
+    from rubric_audit.run.variants import check_variant
 
     spec = make_variant("openai/m", "v1", None, [], [])
     (tmp_path / "v1").mkdir()
@@ -346,7 +346,7 @@ def test_a_broken_variant_record_is_one_input_error(tmp_path: Path, content: str
 
 
 def test_a_broken_run_result_is_one_input_error(tmp_path: Path) -> None:
-    from rubric_audit.errors import InputError
+    from rubric_audit.core.errors import InputError
 
     bench = load_benchmark(SAMPLE)
     runner = Runner(bench, tmp_path, make_variant("openai/m", "v1", None, [], []),

@@ -13,12 +13,12 @@ import openpyxl
 import pytest
 from typer.testing import CliRunner
 
-from rubric_audit.audit import benchmark_findings, runs_findings
+from rubric_audit.audit.job import benchmark_findings, runs_findings
 from rubric_audit.cli import app
+from rubric_audit.core.scores import attempt_outcome
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.runs import load_runs
 from rubric_audit.load.world import load_task_world
-from rubric_audit.scores import attempt_outcome
 from tests.conftest import ROOT, SAMPLE
 
 DEFECT_ROW = re.compile(r"^\| (task_\w+) \| (\w+) \| (sound|defective) \| (.+?) \| (.+?) \| (.+?) \|$")

@@ -4,8 +4,8 @@ from __future__ import annotations
 
 import pytest
 
-from rubric_audit.model import Attempt, Criterion, CriterionGrade, Task
-from rubric_audit.scores import attempt_outcome, headline_grader, score_variants, scored_graders
+from rubric_audit.core.model import Attempt, Criterion, CriterionGrade, Task
+from rubric_audit.core.scores import attempt_outcome, headline_grader, score_variants, scored_graders
 
 
 def _task(task_id: str, weights: tuple[float, ...] = (1.0, 1.0)) -> Task:

@@ -7,11 +7,11 @@ from pathlib import Path
 
 from typer.testing import CliRunner
 
-from rubric_audit.audit import import_runs
+from rubric_audit.audit.job import import_runs
 from rubric_audit.cli import app
 from rubric_audit.load.runs import load_runs
-from rubric_audit.search import QueueFilter, parse_filter, search
-from rubric_audit.store import AuditStore
+from rubric_audit.review.search import QueueFilter, parse_filter, search
+from rubric_audit.store.audit_store import AuditStore
 from tests.conftest import SHARED_RUNS, make_task, make_variant
 
 SHEET = "WACC Build"  # a tab of the DCF workbook the agents list and read
@@ -90,7 +90,7 @@ def test_a_query_holding_markup_is_echoed_as_written(imported_runs: Path) -> Non
 
 
 def test_zero_width_characters_are_shown_as_escapes() -> None:
-    from rubric_audit.text import visible
+    from rubric_audit.core.text import visible
 
     for char in "\u200b\u200c\u200d\u2060\ufeff":
         assert visible(f"pa{char}y") == f"pa\\u{ord(char):04x}y"

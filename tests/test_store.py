@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pytest
 
-from rubric_audit.audit import import_runs
-from rubric_audit.errors import InputError
-from rubric_audit.model import FindingReview, Review
-from rubric_audit.store import MIGRATIONS, SCHEMA_VERSION, AuditStore
+from rubric_audit.audit.job import import_runs
+from rubric_audit.core.errors import InputError
+from rubric_audit.core.model import FindingReview, Review
+from rubric_audit.store.audit_store import MIGRATIONS, SCHEMA_VERSION, AuditStore
 from tests.conftest import SHARED_RUNS, make_task, make_variant, write_json
 
 
@@ -200,7 +200,7 @@ def test_a_trajectory_that_would_inflate_past_the_cap_is_refused(
     """A zlib bomb in a trajectory blob is refused with one line, never inflated whole."""
     import zlib
 
-    import rubric_audit.store as store_module
+    import rubric_audit.store.audit_store as store_module
 
     db_path = _real_store(tmp_path)
     monkeypatch.setattr(store_module, "MAX_TRAJECTORY_JSON_BYTES", 1_000_000)

@@ -6,10 +6,10 @@ import json
 import sqlite3
 from pathlib import Path
 
-from rubric_audit.audit import import_runs
+from rubric_audit.audit.job import import_runs
 from rubric_audit.load.runs import load_runs
 from rubric_audit.load.trajectory import normalise_trajectory
-from rubric_audit.store import MIGRATIONS, AuditStore
+from rubric_audit.store.audit_store import MIGRATIONS, AuditStore
 from tests.conftest import SHARED_RUNS
 
 FIXTURES = Path(__file__).parent / "fixtures"

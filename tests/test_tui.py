@@ -11,11 +11,11 @@ from typing import Any
 import pytest
 from typer.testing import CliRunner
 
-from rubric_audit.audit import run_audit
+from rubric_audit.audit.job import run_audit
 from rubric_audit.cli import app as cli
-from rubric_audit.model import Review
-from rubric_audit.review_session import ReviewData
-from rubric_audit.reviews import LABEL_NAMES
+from rubric_audit.core.model import Review
+from rubric_audit.review.labels import LABEL_NAMES
+from rubric_audit.review.session import ReviewData
 from tests.conftest import SAMPLE, SHARED_RUNS, bench_of_shared_runs, make_task, make_variant
 from tests.fakes.openai_server import FakeOpenAI, Reply, text
 from tui.app import ReviewApp, load_keymap
@@ -661,7 +661,7 @@ async def test_stranger_text_is_shown_character_for_character(
     as Markdown or markup, no link is clickable, and the app keeps running."""
     from textual.widgets import OptionList
 
-    from rubric_audit.text import visible
+    from rubric_audit.core.text import visible
     from tests.test_tui_trajectory import screen_text
 
     out, task_id = stranger_audit

@@ -10,7 +10,7 @@ from pathlib import Path
 import pytest
 
 from rubric_audit.load.runs import load_runs
-from rubric_audit.review_session import ReviewData
+from rubric_audit.review.session import ReviewData
 from tests.conftest import FIXTURES
 from tui.app import ReviewApp
 from tui.widgets.trajectory import StepsView, row_text, trajectory_summary
@@ -115,7 +115,7 @@ async def all_tasks(app: ReviewApp, pilot) -> list[str]:
 
 
 async def test_slash_filters_the_queue_by_text_check_and_model(out: Path) -> None:
-    from rubric_audit.search import matching_tasks
+    from rubric_audit.review.search import matching_tasks
 
     app = ReviewApp(ReviewData(out, "ana"))
     async with app.run_test(size=(160, 48)) as pilot:
@@ -149,7 +149,7 @@ async def test_a_filter_on_a_damaged_search_index_says_so_and_keeps_the_queue(ou
 @pytest.fixture
 def markup_names_audit(tmp_path: Path) -> Path:
     """An audit of one variant folder named `x[@click="]`, of the model `m/[b]one`."""
-    from rubric_audit.audit import run_audit
+    from rubric_audit.audit.job import run_audit
     from tests.conftest import make_task, make_variant
 
     task = make_task()
@@ -182,7 +182,7 @@ async def test_the_attempt_view_names_the_files_left_for_the_judge() -> None:
 def test_controls_in_steps_and_results_are_shown_as_escapes() -> None:
     """A step's text and a tool result with a screen clear, an OSC 52 clipboard write, a bidi
     override and a tab: each line shows them as their escapes (the tab as spaces), never raw."""
-    from rubric_audit.model import Step, ToolCall, Trajectory
+    from rubric_audit.core.model import Step, ToolCall, Trajectory
     from tui.widgets.trajectory import Row, trajectory_rows
 
     hostile = "cut \x1b[2J here\x1b]52;c;cm0K\x07 \u202eevil\tcell"

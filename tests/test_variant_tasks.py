@@ -7,11 +7,11 @@ import json
 import pytest
 
 from rubric_audit.checks.input import input_variants_disagree
+from rubric_audit.core.model import Criterion, Task
 from rubric_audit.load import runs as runs_module
 from rubric_audit.load.runs import load_runs
 from rubric_audit.load.sources import load_sources
 from rubric_audit.load.variant_tasks import mask_environment_text, sentences, shared_task
-from rubric_audit.model import Criterion, Task
 from tests.conftest import SHARED_RUNS
 
 BASE = "Compute the DCF value per share. Use the midyear convention.\n\nRound to the cent."

@@ -28,7 +28,7 @@ from mock_workspace.server import build_server
 from mock_workspace.session import MAX_MESSAGE_BYTES, MAX_SESSION_WRITE_BYTES, Session
 from mock_workspace.sessions import MAX_SESSIONS
 from mock_workspace.telemetry import MAX_ARGUMENT_CHARS, Telemetry
-from rubric_audit.errors import InputError
+from rubric_audit.core.errors import InputError
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.world import read_mbox
 from tests.conftest import SAMPLE, make_benchmark

@@ -1,6 +1,6 @@
 """What the review app draws of a task's world, without any Textual: files (a workbook as a grid
 per sheet), mail, the calendar and chat, as document blocks. The session itself (queues,
-evidence, labels) is the core's `rubric_audit.review_session`.
+evidence, labels) is the core's `rubric_audit.review.session`.
 """
 
 from __future__ import annotations
@@ -9,10 +9,10 @@ from pathlib import Path
 
 from rich.text import Text
 
-from rubric_audit.errors import InputError
-from rubric_audit.review_session import ReviewData
-from rubric_audit.text import visible
-from rubric_audit.workbook import Cell
+from rubric_audit.core.errors import InputError
+from rubric_audit.core.text import visible
+from rubric_audit.core.workbook import Cell
+from rubric_audit.review.session import ReviewData
 from tui.document import Block, Literal, heading
 
 
@@ -57,9 +57,9 @@ def sheet_grid(sheet: str, cells: list[Cell]) -> list[Block]:
 def world_items(data: ReviewData, task_id: str) -> list[tuple[str, list[Block]]]:
     """The task's world as (label, blocks) items: each file (xlsx as a cell table per sheet),
     each mail, the calendar, each chat space. Empty when the benchmark folder is not here."""
+    from rubric_audit.core.model import Benchmark
+    from rubric_audit.core.workbook import WorkbookError, workbook_cells
     from rubric_audit.load.world import load_task_world, task_tree
-    from rubric_audit.model import Benchmark
-    from rubric_audit.workbook import WorkbookError, workbook_cells
 
     row = data.store.db.execute("SELECT name, root FROM benchmark").fetchone()
     if row is None or not Path(row[1]).is_dir():

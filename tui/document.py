@@ -15,7 +15,7 @@ from dataclasses import dataclass
 from rich.console import RenderableType
 from rich.text import Text
 
-from rubric_audit.text import visible
+from rubric_audit.core.text import visible
 
 HEADING = "bold magenta"
 TITLE = "bold underline magenta"

@@ -11,10 +11,10 @@ from rich.console import Group
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from rubric_audit.describe import criterion_title, evidence_lines, finding_sentence
-from rubric_audit.model import SEVERITY_ORDER, Finding, Task, VariantPrompt
-from rubric_audit.review_session import ReviewData, TaskDetails
-from rubric_audit.text import visible
+from rubric_audit.core.model import SEVERITY_ORDER, Finding, Task, VariantPrompt
+from rubric_audit.core.text import visible
+from rubric_audit.report.describe import criterion_title, evidence_lines, finding_sentence
+from rubric_audit.review.session import ReviewData, TaskDetails
 from tui.document import CODE, TITLE, Block, Literal, heading, plain_text
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}

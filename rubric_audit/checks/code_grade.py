@@ -20,7 +20,7 @@ from rubric_audit.checks.binding import TargetCheck, check_target
 from rubric_audit.checks.criterion import Claim, read_claim
 from rubric_audit.checks.numbers import unread
 from rubric_audit.checks.polarity import meets, valence
-from rubric_audit.model import CODE_GRADER, Attempt, CriterionGrade, Task
+from rubric_audit.core.model import CODE_GRADER, Attempt, CriterionGrade, Task
 
 UNREAD_NUMBERS = re.compile(r"\d+(?:[.,]\d+){2,}")  # "21.1,8650" in a CSV row, "€1.250.500"
 BARE_ANSWER = re.compile(r"\s*([-−]?\d[\d,]*(?:\.\d+)?)\s*\.?\s*")

@@ -21,7 +21,7 @@ from rubric_audit.checks.criterion import Tolerance, criterion_targets, split_cr
 from rubric_audit.checks.numbers import Quantity, find_quantities, value_in_terms_of
 from rubric_audit.checks.precision import CODE_FAIL
 from rubric_audit.checks.text import content_tokens, is_negative
-from rubric_audit.model import (
+from rubric_audit.core.model import (
     CODE_GRADER,
     Control,
     ControlOutcome,

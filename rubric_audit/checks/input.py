@@ -12,7 +12,7 @@ from collections.abc import Callable, Iterator
 
 from rubric_audit.checks.numbers import unread
 from rubric_audit.checks.text import task_texts
-from rubric_audit.model import Attempt, Benchmark, CriterionGrade, Finding, Task, VariantPrompt
+from rubric_audit.core.model import Attempt, Benchmark, CriterionGrade, Finding, Task, VariantPrompt
 
 QUOTED = 5  # sentences quoted in a finding; the whole difference is stored with the variant
 

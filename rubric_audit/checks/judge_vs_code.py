@@ -11,7 +11,7 @@ from collections.abc import Iterator
 from typing import Any
 
 from rubric_audit.checks.code_grade import CodeVerdict
-from rubric_audit.model import Attempt, CriterionGrade, Finding, Task
+from rubric_audit.core.model import Attempt, CriterionGrade, Finding, Task
 
 
 def _evidence(attempt: Attempt, judge: CriterionGrade, verdict: CodeVerdict) -> dict[str, Any]:

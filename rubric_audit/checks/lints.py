@@ -31,7 +31,7 @@ from rubric_audit.checks.text import (
     words,
     world_vocabulary,
 )
-from rubric_audit.model import CheckSummary, Criterion, Finding, Severity, Task, WorldContents
+from rubric_audit.core.model import CheckSummary, Criterion, Finding, Severity, Task, WorldContents
 
 FILE_NAME = re.compile(r"(?<![\w\-.])[\w\-.]+\.(?:pdf|xlsx|xlsm|xls|docx|doc|pptx|ppt|csv|md|txt|json)\b",
                        re.I)

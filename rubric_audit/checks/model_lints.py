@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from pydantic import BaseModel, Field
 
-from rubric_audit.llm import ModelConfig, ResponseCache, structured
-from rubric_audit.model import Finding, Severity, Task, WorldContents
+from rubric_audit.core.llm import ModelConfig, ResponseCache, structured
+from rubric_audit.core.model import Finding, Severity, Task, WorldContents
 
 
 class LintAnswer(BaseModel):

@@ -25,7 +25,7 @@ from typing import Any
 
 from rubric_audit.checks.code_grade import CodeVerdict, grade_numeric
 from rubric_audit.checks.judge_vs_code import judge_disagrees_with_code
-from rubric_audit.model import Attempt, Criterion, CriterionGrade, Finding, Task, WorldContents
+from rubric_audit.core.model import Attempt, Criterion, CriterionGrade, Finding, Task, WorldContents
 
 TRUSTED = 0.9
 DECIDES = 0.98  # unseen precision of the checker's fail decisions an error may rest on

@@ -31,7 +31,7 @@ import numpy as np
 
 from rubric_audit.checks.numbers import Quantity, find_quantities, unread
 from rubric_audit.checks.result_places import PLAIN_NUMBER, JsonTree, parse_result, place_of, readings
-from rubric_audit.model import Attempt, Finding, Record, Trajectory
+from rubric_audit.core.model import Attempt, Finding, Record, Trajectory
 
 FINAL_ANSWER_TOOLS = frozenset({"final_answer", "submit"})
 SCALES = (1.0, 1e2, 1e-2, 1e3, 1e-3, 1e6, 1e-6, 1e9, 1e-9)

@@ -19,8 +19,8 @@ from typing import Literal
 
 from pydantic import BaseModel
 
-from rubric_audit.model import Attempt, ControlOutcome, CriterionGrade, Finding, Task, grades_by_attempt
-from rubric_audit.scores import attempt_outcome
+from rubric_audit.core.model import Attempt, ControlOutcome, CriterionGrade, Finding, Task, grades_by_attempt
+from rubric_audit.core.scores import attempt_outcome
 
 Category = Literal["broken_oracle", "ungraded", "infra_limited", "exploit_only", "uncertified",
                    "certified_unsolved"]

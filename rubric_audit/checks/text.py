@@ -5,7 +5,7 @@ from __future__ import annotations
 import re
 from functools import lru_cache
 
-from rubric_audit.model import Task, WorldContents
+from rubric_audit.core.model import Task, WorldContents
 
 STOPWORDS = frozenset("""
 a an the and or of to in on at by for with from as is are was were be been being that this these

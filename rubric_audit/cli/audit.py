@@ -19,9 +19,9 @@ from rubric_audit.cli.common import (
     print_sources,
     user_errors,
 )
+from rubric_audit.core.text import console as shown
+from rubric_audit.core.text import console_line as shown_line
 from rubric_audit.report.document import pct
-from rubric_audit.text import console as shown
-from rubric_audit.text import console_line as shown_line
 
 
 @app.command("import")
@@ -32,7 +32,7 @@ def import_command(
     bench: Annotated[Path | None, typer.Option(help="Benchmark the runs belong to.")] = None,
 ) -> None:
     """Add recorded run folders (Archipelago layout) to an audit.db."""
-    from rubric_audit.audit import import_runs
+    from rubric_audit.audit.job import import_runs
 
     summary = import_runs(runs, db, bench)
     print_sources(summary.sources)
@@ -80,8 +80,8 @@ def audit_command(
     time_budget: TimeBudgetOption = None,
 ) -> None:
     """The main job: load, validate, check, control and score; models only where given."""
-    from rubric_audit.audit import AuditOptions, audit_inputs, run_audit
-    from rubric_audit.llm import deadline_after
+    from rubric_audit.audit.job import AuditOptions, audit_inputs, run_audit
+    from rubric_audit.core.llm import deadline_after
 
     options = AuditOptions(judge=judge, judge_template=judge_template, lint_model=lint_model,
                            near_miss_model=near_miss_model, repeats=repeats,
@@ -141,7 +141,7 @@ def report_command(
     out_dir: Annotated[Path, typer.Argument(help="An audit's output folder (holds audit.db).")],
 ) -> None:
     """Write the reports again from OUT/audit.db, with the reviews recorded since."""
-    from rubric_audit.audit import report
+    from rubric_audit.audit.job import report
 
     summary = report(out_dir)
     r = summary.statistics.review
@@ -166,7 +166,7 @@ def search_command(
 ) -> None:
     """Find attempts by text in prompts, answers, trajectories (steps, tool calls, results) and
     judge rationales; prints each match with its line in context."""
-    from rubric_audit.search import search_audit
+    from rubric_audit.review.search import search_audit
 
     hits = search_audit(out_dir, query, model, task, check, limit)
     out.print(f"{len(hits)} match{'es' if len(hits) != 1 else ''} for {shown(repr(query))}"
@@ -186,7 +186,7 @@ def export_command(
 ) -> None:
     """Write the audit's tables (attempts, grades, measurements, controls, findings, reviews) as
     csv or json."""
-    from rubric_audit.frames import export
+    from rubric_audit.report.frames import export
 
     written = export(out_dir, fmt)
     out.print(f"Wrote {len(written)} tables to {shown(str(written[0].parent))}/: "

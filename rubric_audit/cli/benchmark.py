@@ -17,8 +17,8 @@ from rubric_audit.cli.common import (
     out,
     user_errors,
 )
-from rubric_audit.errors import InputError
-from rubric_audit.text import console as shown
+from rubric_audit.core.errors import InputError
+from rubric_audit.core.text import console as shown
 
 
 @app.command("tasks")
@@ -100,8 +100,7 @@ def regold_command(
         "--findings", help="With --all: also write the findings to this JSONL file.")] = None,
 ) -> None:
     """Recompute criterion values from the task's workbook, beside what criteria and gold state."""
-    from rubric_audit.load.benchmark import load_benchmark
-    from rubric_audit.regold import (
+    from rubric_audit.checks.regold import (
         RecipeError,
         applied_overrides,
         load_recipe,
@@ -109,6 +108,7 @@ def regold_command(
         recompute,
         regold_all,
     )
+    from rubric_audit.load.benchmark import load_benchmark
 
     benchmark = load_benchmark(bench)
     if all_:
@@ -119,7 +119,7 @@ def regold_command(
             name = t.name if f.task_id and (t := benchmark.task(f.task_id)) else ""
             out.print(f"  {shown(name)}: [bold]{f.check}[/] {shown(f.message)}")
         if findings_out is not None:
-            from rubric_audit.atomic import write_atomic
+            from rubric_audit.core.atomic import write_atomic
 
             write_atomic(findings_out, "".join(f.model_dump_json() + "\n" for f in findings))
         return
@@ -140,7 +140,7 @@ def regold_command(
             extra[ref.strip()] = value.strip()
     if not path.is_file():
         raise InputError(path, None, "no recipe for this task: write one naming its workbook "
-                                     "(format in rubric_audit/regold.py)")
+                                     "(format in rubric_audit/checks/regold.py)")
     try:
         recipe = load_recipe(path)
         results = recompute(benchmark, found, recipe, path, extra, cell)

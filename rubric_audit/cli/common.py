@@ -13,12 +13,12 @@ import click
 import typer
 from rich.console import Console
 
-from rubric_audit.errors import InputError, input_error_in
-from rubric_audit.text import console_line as shown_line
+from rubric_audit.core.errors import InputError, input_error_in
+from rubric_audit.core.text import console_line as shown_line
 
 if TYPE_CHECKING:
-    from rubric_audit.llm import ModelConfig
-    from rubric_audit.model import SourceSummary
+    from rubric_audit.core.llm import ModelConfig
+    from rubric_audit.core.model import SourceSummary
 
 app = typer.Typer(
     name="rubric-audit",
@@ -72,7 +72,7 @@ def _global_options(debug: Annotated[bool, typer.Option(
         help="Show the traceback of an internal error instead of one line, and the log lines "
              "of the libraries (litellm) on stderr too.")] = False) -> None:
     _Options.debug = debug
-    from rubric_audit import llm  # litellm itself is imported only by a command that calls models
+    from rubric_audit.core import llm  # litellm itself is imported only by a command that calls models
 
     llm.show_library_logs = debug
 
@@ -167,7 +167,7 @@ def model_config(model: str, api_base: str | None, max_output_tokens: int | None
                   time_budget: float | None = None) -> ModelConfig:
     """A model as the command line sets it: `auto` leaves the structured mode to the check; the
     time budget runs from now."""
-    from rubric_audit.llm import ModelConfig, deadline_after
+    from rubric_audit.core.llm import ModelConfig, deadline_after
 
     return ModelConfig(model=model, api_base=api_base, max_output_tokens=max_output_tokens,
                        timeout=call_timeout, structured_mode=None if mode == "auto" else mode,

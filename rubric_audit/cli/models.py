@@ -23,14 +23,14 @@ from rubric_audit.cli.common import (
     out,
     user_errors,
 )
-from rubric_audit.errors import InputError
+from rubric_audit.core.errors import InputError
+from rubric_audit.core.text import console as shown
 from rubric_audit.report.document import pct
-from rubric_audit.text import console as shown
 
 if TYPE_CHECKING:
-    from rubric_audit.llm import ModelConfig
-    from rubric_audit.model import Benchmark
-    from rubric_audit.runner import AttemptResult
+    from rubric_audit.core.llm import ModelConfig
+    from rubric_audit.core.model import Benchmark
+    from rubric_audit.run.runner import AttemptResult
 
 
 @app.command("run")
@@ -68,13 +68,13 @@ def run_command(
     time_budget: TimeBudgetOption = None,
 ) -> None:
     """Run an agent (any litellm model) on the benchmark's tasks through the workspace."""
-    from rubric_audit.llm import check_models
+    from rubric_audit.cli.progress import CommandProgress
+    from rubric_audit.core.llm import check_models
     from rubric_audit.load.benchmark import load_benchmark
-    from rubric_audit.progress import CommandProgress
-    from rubric_audit.reviews import all_failed_tasks
-    from rubric_audit.runner import Budget, Runner, select_tasks
-    from rubric_audit.store import open_audit
-    from rubric_audit.variants import check_variant, claim_variant, make_variant
+    from rubric_audit.review.labels import all_failed_tasks
+    from rubric_audit.run.runner import Budget, Runner, select_tasks
+    from rubric_audit.run.variants import check_variant, claim_variant, make_variant
+    from rubric_audit.store.audit_store import open_audit
 
     if tasks and sample:
         raise InputError("--tasks", None, "give --tasks or --sample, not both")
@@ -125,7 +125,7 @@ class _GradeProgress:
     """A grading's progress on stderr: its calls, parsed and unscored, and tokens."""
 
     def __init__(self, label: str) -> None:
-        from rubric_audit.progress import CommandProgress
+        from rubric_audit.cli.progress import CommandProgress
 
         self.parsed = self.unscored = self.tokens = 0
         self.bar = CommandProgress(err, shown(label), "calls", stats=self.stats)
@@ -174,8 +174,8 @@ def grade_command(
     """Grade recorded attempts with an LLM judge, one call per criterion, beside the recorded grades."""
     import anyio
 
-    from rubric_audit.judge import grade_runs, judge_slug, load_template
-    from rubric_audit.llm import ResponseCache, check_models, default_cache_path
+    from rubric_audit.core.llm import ResponseCache, check_models, default_cache_path
+    from rubric_audit.grade.judge import grade_runs, judge_slug, load_template
     from rubric_audit.load.benchmark import load_benchmark
 
     template = load_template(judge_template)
@@ -238,8 +238,8 @@ def ablate_command(
     """Toggle one prompt sentence and measure what it does (paired over tasks)."""
     import anyio
 
-    from rubric_audit.ablation import compare
     from rubric_audit.load.benchmark import load_benchmark
+    from rubric_audit.report.ablation import compare
 
     benchmark = load_benchmark(bench) if bench else None
     known = {t.id: t for t in benchmark.tasks} if benchmark else None
@@ -250,7 +250,7 @@ def ablate_command(
         if not (benchmark and model and sentence and judge and out_dir):
             raise InputError("ablate", None, "give --compare RUNS_A RUNS_B, or BENCH with "
                                              "--model, --sentence, --judge and --out")
-        from rubric_audit.llm import check_models
+        from rubric_audit.core.llm import check_models
 
         checked = check_models({
             "--model": model_config(model, api_base, max_output_tokens, call_timeout,
@@ -291,10 +291,10 @@ async def _run_arms(benchmark: Benchmark, agent: ModelConfig, sentence: str, jud
                     concurrency: int) -> tuple[Path, Path]:
     """Run and judge both arms; returns (the arm with the sentence, the base arm), so that A - B
     is what the sentence does."""
-    from rubric_audit.judge import grade_runs, load_template
-    from rubric_audit.llm import ResponseCache, default_cache_path
-    from rubric_audit.runner import Budget, Runner, select_tasks
-    from rubric_audit.variants import claim_variant, make_variant
+    from rubric_audit.core.llm import ResponseCache, default_cache_path
+    from rubric_audit.grade.judge import grade_runs, load_template
+    from rubric_audit.run.runner import Budget, Runner, select_tasks
+    from rubric_audit.run.variants import claim_variant, make_variant
 
     chosen = select_tasks(benchmark, tasks.split(",") if tasks else None, None, 0)
     folders = []

@@ -17,8 +17,8 @@ from rubric_audit.cli.common import (
     out,
     user_errors,
 )
-from rubric_audit.errors import InputError
-from rubric_audit.text import console as shown
+from rubric_audit.core.errors import InputError
+from rubric_audit.core.text import console as shown
 
 
 @app.command("review")
@@ -34,7 +34,7 @@ def review_command(
                                       help="Seed of the pass-audit sample (stored).")] = 0,
 ) -> None:
     """Review failures and a sample of passes in a terminal app (labels go to audit.db)."""
-    from rubric_audit.review_session import ReviewData
+    from rubric_audit.review.session import ReviewData
     from tui.app import ReviewApp, load_keymap
 
     keys = load_keymap(keymap)  # refused before the store is opened
@@ -54,8 +54,8 @@ def reviews_command(
     """Export every reviewer's current labels with their notes, Cohen's kappa for every pair
     of reviewers and Fleiss' kappa for all, over failures and passes apart, and the tasks
     where reviewers disagree."""
-    from rubric_audit.agreement import describe
-    from rubric_audit.review_session import ReviewData
+    from rubric_audit.review.agreement import describe
+    from rubric_audit.review.session import ReviewData
 
     if export not in ("csv", "json"):
         raise InputError("--export", None, f"expected csv or json, got {export!r}")
@@ -86,9 +86,9 @@ def suggest_command(
     """Have a model propose a label, with reasons, for each queued task (shown, never applied)."""
     import anyio
 
-    from rubric_audit.llm import check_models
-    from rubric_audit.review_session import ReviewData
-    from rubric_audit.suggest import suggest
+    from rubric_audit.core.llm import check_models
+    from rubric_audit.review.session import ReviewData
+    from rubric_audit.review.suggest import suggest
     from tui.render import triage_text
 
     config = check_models({"--model": model_config(model, api_base, max_output_tokens,

@@ -13,8 +13,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rubric_audit.errors import InputError, files_under, read_json, validated
-from rubric_audit.model import App, Benchmark, Criterion, Gold, Number, PathSafeId, Task, World
+from rubric_audit.core.errors import InputError, files_under, read_json, validated
+from rubric_audit.core.model import App, Benchmark, Criterion, Gold, Number, PathSafeId, Task, World
 
 M = TypeVar("M", bound=BaseModel)
 

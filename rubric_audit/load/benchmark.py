@@ -9,10 +9,10 @@ from __future__ import annotations
 from collections.abc import Callable
 from pathlib import Path
 
-from rubric_audit.errors import InputError
+from rubric_audit.core.errors import InputError
+from rubric_audit.core.model import Benchmark
 from rubric_audit.load.apex import TASKS_FILE, is_apex, load_apex
 from rubric_audit.load.task_package import is_task_package, load_task_package
-from rubric_audit.model import Benchmark
 
 LAYOUTS: list[tuple[str, Callable[[Path], bool], Callable[[Path], Benchmark]]] = [
     (f"an APEX dataset ({TASKS_FILE})", is_apex, load_apex),

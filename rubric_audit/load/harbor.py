@@ -41,7 +41,7 @@ from typing import Annotated, Any
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field, model_validator
 
-from rubric_audit.errors import (
+from rubric_audit.core.errors import (
     InputError,
     decode_text,
     open_regular,
@@ -51,9 +51,7 @@ from rubric_audit.errors import (
     utf8_path,
     validated,
 )
-from rubric_audit.load.runs import AttemptFiles, RecordedRuns, fingerprint, summarize
-from rubric_audit.load.trajectory import normalise_trajectory
-from rubric_audit.model import (
+from rubric_audit.core.model import (
     Attempt,
     Control,
     Count,
@@ -67,7 +65,9 @@ from rubric_audit.model import (
     Usage,
     safe_id,
 )
-from rubric_audit.text import first_line
+from rubric_audit.core.text import first_line
+from rubric_audit.load.runs import AttemptFiles, RecordedRuns, fingerprint, summarize
+from rubric_audit.load.trajectory import normalise_trajectory
 
 RESULT = "result.json"
 CONFIG = "config.json"

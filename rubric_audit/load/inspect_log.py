@@ -40,11 +40,9 @@ from typing import TYPE_CHECKING, Any
 
 from pydantic import BaseModel, ConfigDict, ValidationError
 
-from rubric_audit.errors import InputError, files_under, invalid, open_regular, validated
-from rubric_audit.limits import ZIP_ERRORS, check_zip
-from rubric_audit.load.runs import RecordedRuns, summarize
-from rubric_audit.load.trajectory import normalise_trajectory
-from rubric_audit.model import (
+from rubric_audit.core.errors import InputError, files_under, invalid, open_regular, validated
+from rubric_audit.core.limits import ZIP_ERRORS, check_zip
+from rubric_audit.core.model import (
     MAX_INDEX,
     Attempt,
     Count,
@@ -60,7 +58,9 @@ from rubric_audit.model import (
     Verdict,
     safe_id,
 )
-from rubric_audit.text import first_line
+from rubric_audit.core.text import first_line
+from rubric_audit.load.runs import RecordedRuns, summarize
+from rubric_audit.load.trajectory import normalise_trajectory
 
 if TYPE_CHECKING:
     from inspect_ai.log import EvalError, EvalLog, EvalSample

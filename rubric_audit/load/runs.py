@@ -33,7 +33,7 @@ from typing import Any, Literal, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, TypeAdapter
 
-from rubric_audit.errors import (
+from rubric_audit.core.errors import (
     InputError,
     decode_text,
     file_digest,
@@ -43,11 +43,8 @@ from rubric_audit.errors import (
     read_text,
     validated,
 )
-from rubric_audit.limits import MAX_ARCHIVE_BYTES
-from rubric_audit.load.snapshots import attempt_artifacts, exported_files
-from rubric_audit.load.trajectory import normalise_trajectory
-from rubric_audit.load.variant_tasks import shared_task
-from rubric_audit.model import (
+from rubric_audit.core.limits import MAX_ARCHIVE_BYTES
+from rubric_audit.core.model import (
     MAX_INDEX,
     Attempt,
     Control,
@@ -64,7 +61,10 @@ from rubric_audit.model import (
     Verdict,
     path_safe,
 )
-from rubric_audit.text import first_line
+from rubric_audit.core.text import first_line
+from rubric_audit.load.snapshots import attempt_artifacts, exported_files
+from rubric_audit.load.trajectory import normalise_trajectory
+from rubric_audit.load.variant_tasks import shared_task
 
 RESULTS_CSV = "results.csv"
 FAILURES_JSONL = "results.failures.jsonl"

@@ -19,8 +19,8 @@ from __future__ import annotations
 import zipfile
 from pathlib import Path
 
-from rubric_audit.errors import InputError, files_under, read_bytes
-from rubric_audit.limits import ZIP_ERRORS, check_zip, read_zip, safe_member_name
+from rubric_audit.core.errors import InputError, files_under, read_bytes
+from rubric_audit.core.limits import ZIP_ERRORS, check_zip, read_zip, safe_member_name
 
 ARTIFACTS_DIR = "artifacts"
 FINAL_SNAPSHOT = "final_snapshot.zip"

@@ -18,7 +18,7 @@ from __future__ import annotations
 
 from pathlib import Path
 
-from rubric_audit.errors import InputError
+from rubric_audit.core.errors import InputError
 from rubric_audit.load.harbor import harbor_jobs, load_harbor
 from rubric_audit.load.inspect_log import is_inspect_log, load_inspect
 from rubric_audit.load.runs import RecordedRuns, load_variant, variant_dirs

@@ -34,9 +34,8 @@ from typing import Any
 
 from pydantic import BaseModel, ConfigDict, Field, field_validator
 
-from rubric_audit.errors import InputError, read_json, validated
-from rubric_audit.load.apex import check_unique_ids
-from rubric_audit.model import (
+from rubric_audit.core.errors import InputError, read_json, validated
+from rubric_audit.core.model import (
     Benchmark,
     Criterion,
     Gold,
@@ -46,6 +45,7 @@ from rubric_audit.model import (
     World,
     safe_id,
 )
+from rubric_audit.load.apex import check_unique_ids
 
 TASKS_DIR = "tasks"
 GRADER_CONFIGS = Path("grader") / "configs"

@@ -61,7 +61,7 @@ from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict
 
-from rubric_audit.errors import (
+from rubric_audit.core.errors import (
     InputError,
     decode_text,
     parse_json,
@@ -69,9 +69,7 @@ from rubric_audit.errors import (
     utf8_path,
     validated,
 )
-from rubric_audit.load.harbor import CONTROL_AGENTS
-from rubric_audit.load.runs import RecordedRuns, fingerprint, summarize
-from rubric_audit.model import (
+from rubric_audit.core.model import (
     Attempt,
     Control,
     Count,
@@ -82,6 +80,8 @@ from rubric_audit.model import (
     Usage,
     safe_id,
 )
+from rubric_audit.load.harbor import CONTROL_AGENTS
+from rubric_audit.load.runs import RecordedRuns, fingerprint, summarize
 
 RESULTS = "results.json"
 METADATA = "run_metadata.json"

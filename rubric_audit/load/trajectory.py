@@ -17,7 +17,7 @@ from __future__ import annotations
 import json
 from typing import Any, Literal
 
-from rubric_audit.model import Role, Step, ToolCall, Trajectory
+from rubric_audit.core.model import Role, Step, ToolCall, Trajectory
 
 TrajectoryFormat = Literal["archipelago", "inspect", "atif"]
 ROLES: dict[str, Role] = {"system": "system", "developer": "system", "user": "user",

@@ -17,7 +17,7 @@ from __future__ import annotations
 import re
 from collections import Counter
 
-from rubric_audit.model import Task, VariantPrompt
+from rubric_audit.core.model import Task, VariantPrompt
 
 SENTENCE_BREAK = re.compile(r"((?<=[.!?])\s+|\n+)")
 MONTHS = "Jan|Feb|Mar|Apr|May|Jun|Jul|Aug|Sep|Oct|Nov|Dec"

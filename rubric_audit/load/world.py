@@ -23,7 +23,7 @@ from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
 
-from rubric_audit.errors import (
+from rubric_audit.core.errors import (
     InputError,
     files_under,
     invalid,
@@ -31,9 +31,8 @@ from rubric_audit.errors import (
     read_bytes,
     too_big,
 )
-from rubric_audit.limits import MAX_ARCHIVE_BYTES, check_zip, read_zip
-from rubric_audit.load.task_package import APPS_DATA, TASK_FILES, task_slugs
-from rubric_audit.model import (
+from rubric_audit.core.limits import MAX_ARCHIVE_BYTES, check_zip, read_zip
+from rubric_audit.core.model import (
     Benchmark,
     CalendarEvent,
     ChatMember,
@@ -46,6 +45,7 @@ from rubric_audit.model import (
     WorldFile,
     WorldLayout,
 )
+from rubric_audit.load.task_package import APPS_DATA, TASK_FILES, task_slugs
 
 M = TypeVar("M", bound=BaseModel)
 APPS_DIRS = (".apps_data", "apps_data")

@@ -6,16 +6,16 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
-from rubric_audit.agreement import describe
 from rubric_audit.checks.precision import CODE_CHECKER, TRUSTED
 from rubric_audit.checks.screen import Category
-from rubric_audit.describe import criterion_title, readable
-from rubric_audit.model import SEVERITY_ORDER, Finding, Task
+from rubric_audit.core.model import SEVERITY_ORDER, Finding, Task
+from rubric_audit.core.scores import VariantScore
+from rubric_audit.core.text import one_line, stranger
+from rubric_audit.report.describe import criterion_title, readable
 from rubric_audit.report.statistics import ScoreRow
+from rubric_audit.report.stats import Interval
 from rubric_audit.report.summary import AuditSummary, CheckTrust
-from rubric_audit.scores import VariantScore
-from rubric_audit.stats import Interval
-from rubric_audit.text import one_line, stranger
+from rubric_audit.review.agreement import describe
 
 
 @dataclass

@@ -10,10 +10,10 @@ import io
 import re
 import warnings
 
-from rubric_audit.model import Finding, Task
+from rubric_audit.core.model import Finding, Task
+from rubric_audit.core.text import html_text, plot_label
 from rubric_audit.report.document import Bullets, Plot, Row, Table, Text, build_document
 from rubric_audit.report.summary import AuditSummary
-from rubric_audit.text import html_text, plot_label
 
 STYLE = """
 body { font-family: system-ui, -apple-system, sans-serif; margin: 1.2rem auto; max-width: 80rem;

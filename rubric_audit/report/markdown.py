@@ -2,10 +2,10 @@
 
 from __future__ import annotations
 
-from rubric_audit.model import Finding, Task
+from rubric_audit.core.model import Finding, Task
+from rubric_audit.core.text import markdown
 from rubric_audit.report.document import Bullets, Plot, Row, Table, Text, build_document
 from rubric_audit.report.summary import AuditSummary
-from rubric_audit.text import markdown
 
 
 def _cell(text: str) -> str:

@@ -9,9 +9,8 @@ from dataclasses import dataclass, field
 
 from pydantic import BaseModel
 
-from rubric_audit.agreement import GroupAgreement, group_agreement
 from rubric_audit.checks.lints import TASK_CHECKS
-from rubric_audit.model import (
+from rubric_audit.core.model import (
     Attempt,
     CriterionGrade,
     Finding,
@@ -20,15 +19,8 @@ from rubric_audit.model import (
     Task,
     grades_by_attempt,
 )
-from rubric_audit.reviews import (
-    FAILURE_LABELS,
-    consensus,
-    current_finding_verdicts,
-    finding_key,
-    review_queues,
-)
-from rubric_audit.scores import attempt_outcome, criterion_score, headline_grader
-from rubric_audit.stats import (
+from rubric_audit.core.scores import attempt_outcome, criterion_score, headline_grader
+from rubric_audit.report.stats import (
     DEFAULT_SEED,
     Interval,
     mean_interval,
@@ -36,6 +28,14 @@ from rubric_audit.stats import (
     pass_at_k,
     pass_hat_k,
     proportion,
+)
+from rubric_audit.review.agreement import GroupAgreement, group_agreement
+from rubric_audit.review.labels import (
+    FAILURE_LABELS,
+    consensus,
+    current_finding_verdicts,
+    finding_key,
+    review_queues,
 )
 
 TASK_DEFECT_CHECKS = {c.__name__ for c in TASK_CHECKS} | {

@@ -15,7 +15,7 @@ from rubric_audit.checks.lints import CHECK_SUMMARIES
 from rubric_audit.checks.precision import CheckPrecision, code_fails_decide, load_unseen
 from rubric_audit.checks.precision import load as load_precision
 from rubric_audit.checks.screen import Screen, gather, screen
-from rubric_audit.model import (
+from rubric_audit.core.model import (
     CODE_GRADER,
     Attempt,
     CheckSummary,
@@ -29,11 +29,11 @@ from rubric_audit.model import (
     SourceMetric,
     Task,
 )
+from rubric_audit.core.scores import VariantScore, headline_grader, score_variants, scored_graders
 from rubric_audit.report.statistics import Statistics, build_statistics, per_task
-from rubric_audit.reviews import FAILURE_LABELS, consensus, current_labels, disputed_tasks
-from rubric_audit.scores import VariantScore, headline_grader, score_variants, scored_graders
-from rubric_audit.stats import Interval, proportion
-from rubric_audit.store import AuditStore
+from rubric_audit.report.stats import Interval, proportion
+from rubric_audit.review.labels import FAILURE_LABELS, consensus, current_labels, disputed_tasks
+from rubric_audit.store.audit_store import AuditStore
 
 
 class UnavailableAttempt(BaseModel):

@@ -14,7 +14,7 @@ from dataclasses import dataclass, field
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
-from rubric_audit.llm import PREFLIGHT_PROMPT, PROBE_KEY
+from rubric_audit.core.llm import PREFLIGHT_PROMPT, PROBE_KEY
 
 
 @dataclass
@@ -52,7 +52,7 @@ Script = Callable[[dict[str, Any]], Reply]
 
 def is_preflight(body: dict[str, Any]) -> bool:
     """The one-line check a command sends each model before any work, or one of its probes of
-    the structured modes (rubric_audit.llm)."""
+    the structured modes (rubric_audit.core.llm)."""
     return body["messages"] == [{"role": "user", "content": PREFLIGHT_PROMPT}]
 
 

@@ -15,10 +15,10 @@ from pydantic import BaseModel
 from typer.testing import CliRunner
 
 from rubric_audit.cli import app
-from rubric_audit.judge import GradingRun
-from rubric_audit.llm import CONSTRAINED_MODES, ModelConfig, check_models, structured
+from rubric_audit.core.llm import CONSTRAINED_MODES, ModelConfig, check_models, structured
+from rubric_audit.grade.judge import GradingRun
 from rubric_audit.load.runs import load_runs
-from rubric_audit.runner import AttemptResult
+from rubric_audit.run.runner import AttemptResult
 from tests.conftest import SAMPLE, make_benchmark, make_task, make_variant, sample_runs_of
 from tests.real_model.conftest import LlamaServer
 

@@ -11,7 +11,7 @@ from textual.containers import Vertical
 from textual.screen import ModalScreen
 from textual.widgets import Input, Label
 
-from rubric_audit.text import visible
+from rubric_audit.core.text import visible
 
 
 class NoteScreen(ModalScreen[str | None]):

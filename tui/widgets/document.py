@@ -21,7 +21,7 @@ from textual.geometry import Size
 from textual.scroll_view import ScrollView
 from textual.strip import Strip
 
-from rubric_audit.text import visible
+from rubric_audit.core.text import visible
 from tui.document import Block, Literal
 
 TAB_SIZE = 8

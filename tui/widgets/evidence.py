@@ -9,8 +9,8 @@ from typing import ClassVar
 from textual.containers import Vertical
 from textual.widget import Widget
 
-from rubric_audit.model import Trajectory
-from rubric_audit.review_session import TaskDetails
+from rubric_audit.core.model import Trajectory
+from rubric_audit.review.session import TaskDetails
 from tui.document import Block
 from tui.widgets.document import LinesView
 

@@ -12,7 +12,7 @@ from textual.containers import Horizontal
 from textual.widget import Widget
 from textual.widgets import OptionList, Static
 
-from rubric_audit.text import one_line, visible
+from rubric_audit.core.text import one_line, visible
 from tui.document import Block, Literal
 from tui.render import finding_option, findings_keys_hint, gold_blocks, overview_blocks
 from tui.widgets.document import DocumentView, WidgetOptions

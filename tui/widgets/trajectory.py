@@ -26,11 +26,11 @@ from textual.strip import Strip
 from textual.widget import Widget
 from textual.widgets import OptionList, Static
 
-from rubric_audit.apps import WORLD_APPS, files_opened, trajectory_apps
 from rubric_audit.checks.provenance import ValueSource, answer_provenance
+from rubric_audit.core.model import Attempt, Step, Trajectory
+from rubric_audit.core.text import visible
 from rubric_audit.load.snapshots import shown_name
-from rubric_audit.model import Attempt, Step, Trajectory
-from rubric_audit.text import visible
+from rubric_audit.report.apps import WORLD_APPS, files_opened, trajectory_apps
 from tui.widgets.document import TAB_SIZE, LinesView, WidgetOptions
 from tui.widgets.evidence import EvidenceTab, Shown
 

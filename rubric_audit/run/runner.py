@@ -26,9 +26,10 @@ from typing import Any, Literal
 import anyio
 from pydantic import BaseModel, Field
 
-from rubric_audit.atomic import staging_folder, write_atomic
-from rubric_audit.errors import InputError, input_error_in, read_model
-from rubric_audit.llm import AGENT_OUTPUT_CAP, ModelConfig, ModelUnavailable, complete
+from rubric_audit.core.atomic import staging_folder, write_atomic
+from rubric_audit.core.errors import InputError, input_error_in, read_model
+from rubric_audit.core.llm import AGENT_OUTPUT_CAP, ModelConfig, ModelUnavailable, complete
+from rubric_audit.core.model import Benchmark, Task, Usage
 from rubric_audit.load.runs import (
     AgentConfig,
     RecordedTrajectory,
@@ -38,8 +39,7 @@ from rubric_audit.load.runs import (
     VerifierValues,
 )
 from rubric_audit.load.world import WorldReader
-from rubric_audit.model import Benchmark, Task, Usage
-from rubric_audit.variants import Variant
+from rubric_audit.run.variants import Variant
 
 NUDGE = "No tool was called. Use the tools, or call final_answer to submit your answer."
 CUT_NUDGE = ("Your reply ran into the output cap of {cap} tokens and was cut. Reply shorter: "

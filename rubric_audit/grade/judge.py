@@ -19,12 +19,12 @@ from typing import Any, Literal, Protocol
 import anyio
 from pydantic import BaseModel, Field
 
-from rubric_audit.atomic import write_atomic
-from rubric_audit.errors import InputError, read_text
-from rubric_audit.llm import BUDGET_SPENT, ModelConfig, ModelUnavailable, ResponseCache, structured
+from rubric_audit.core.atomic import write_atomic
+from rubric_audit.core.errors import InputError, read_text
+from rubric_audit.core.llm import BUDGET_SPENT, ModelConfig, ModelUnavailable, ResponseCache, structured
+from rubric_audit.core.model import Attempt, Task, Usage
 from rubric_audit.load.snapshots import read_artifacts, shown_name
 from rubric_audit.load.world import file_text
-from rubric_audit.model import Attempt, Task, Usage
 
 PLACEHOLDERS = ("prompt", "answer", "artifacts", "criterion")
 MAX_ARTIFACT_CHARS = 20_000
@@ -73,7 +73,7 @@ class GradeProgress(Protocol):
 def load_template(path: Path | None) -> JudgeTemplate:
     """Ours by default; a benchmark's own with `$prompt`, `$answer`, `$artifacts`, `$criterion`."""
     if path is None:
-        text = resources.files("rubric_audit").joinpath("judge_templates/default.md").read_text()
+        text = resources.files("rubric_audit.grade").joinpath("judge_templates/default.md").read_text()
         return JudgeTemplate(name="default", text=text)
     text = read_text(Path(path))
     missing = [p for p in ("prompt", "answer", "criterion") if f"${p}" not in text]

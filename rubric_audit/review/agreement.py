@@ -15,7 +15,7 @@ import itertools
 import numpy as np
 from pydantic import BaseModel
 
-from rubric_audit.model import Review
+from rubric_audit.core.model import Review
 
 
 class Kappa(BaseModel):

@@ -16,9 +16,9 @@ from contextlib import contextmanager
 from pathlib import Path
 from typing import Any
 
-from rubric_audit.errors import InputError
-from rubric_audit.model import Attempt, Record, Task, Trajectory
-from rubric_audit.store import AuditStore, open_audit
+from rubric_audit.core.errors import InputError
+from rubric_audit.core.model import Attempt, Record, Task, Trajectory
+from rubric_audit.store.audit_store import AuditStore, open_audit
 
 INDEX_META = "search_index"
 CONTEXT = 70

@@ -11,9 +11,9 @@ import anyio
 from pydantic import BaseModel
 
 from rubric_audit.checks.controls import code_grade_control
-from rubric_audit.judge import JudgeTemplate, JudgeVerdict, judge_messages
-from rubric_audit.llm import ModelConfig, ModelUnavailable, ResponseCache, structured
-from rubric_audit.model import Control, ControlGrade, CriterionGrade, Task
+from rubric_audit.core.llm import ModelConfig, ModelUnavailable, ResponseCache, structured
+from rubric_audit.core.model import Control, ControlGrade, CriterionGrade, Task
+from rubric_audit.grade.judge import JudgeTemplate, JudgeVerdict, judge_messages
 
 
 def code_controls(tasks: dict[str, Task], controls: list[Control]) -> list[ControlGrade]:

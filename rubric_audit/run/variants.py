@@ -13,8 +13,8 @@ from pathlib import Path
 
 from pydantic import BaseModel, Field
 
-from rubric_audit.errors import InputError, read_model, read_own_text
-from rubric_audit.model import path_safe
+from rubric_audit.core.errors import InputError, read_model, read_own_text
+from rubric_audit.core.model import path_safe
 
 DEFAULT_SYSTEM_PROMPT = (
     "You are an analyst at the firm whose workspace you can reach through the tools: its files, "

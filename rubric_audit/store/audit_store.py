@@ -21,10 +21,8 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
-from rubric_audit.errors import InputError, invalid
-from rubric_audit.load.runs import UNFINISHED, RecordedRuns
-from rubric_audit.load.trajectory import from_chat_messages
-from rubric_audit.model import (
+from rubric_audit.core.errors import InputError, invalid
+from rubric_audit.core.model import (
     Attempt,
     Benchmark,
     Control,
@@ -41,6 +39,8 @@ from rubric_audit.model import (
     VariantPrompt,
     World,
 )
+from rubric_audit.load.runs import UNFINISHED, RecordedRuns
+from rubric_audit.load.trajectory import from_chat_messages
 
 TRAJECTORIES_TABLE = """
     CREATE TABLE trajectories (
@@ -161,7 +161,7 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     CREATE TRIGGER finding_reviews_no_delete BEFORE DELETE ON finding_reviews
         BEGIN SELECT RAISE(ABORT, 'finding reviews are append-only'); END;
     """,
-    # The search index (rubric_audit/search.py): words only; search_rows says where each text is.
+    # The search index (rubric_audit/review/search.py): words only; search_rows says where each text is.
     """
     CREATE VIRTUAL TABLE search_index USING fts5(text, content='');
     CREATE TABLE search_rows (

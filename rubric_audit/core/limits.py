@@ -23,7 +23,7 @@ from functools import partial
 from pathlib import Path, PurePosixPath
 from typing import BinaryIO
 
-from rubric_audit.errors import MAX_FILE_BYTES, InputError, open_regular, too_big
+from rubric_audit.core.errors import MAX_FILE_BYTES, InputError, open_regular, too_big
 
 MAX_ARCHIVE_BYTES = 2**30
 """The declared total of one zip's entries."""

@@ -10,10 +10,10 @@ from typing import TYPE_CHECKING, Literal
 
 from pydantic import BaseModel
 
-from rubric_audit.llm import ModelConfig, ModelUnavailable, ResponseCache, default_cache_path, structured
+from rubric_audit.core.llm import ModelConfig, ModelUnavailable, ResponseCache, default_cache_path, structured
 
 if TYPE_CHECKING:
-    from rubric_audit.review_session import ReviewData
+    from rubric_audit.review.session import ReviewData
 
 PROMPT = """You help review a knowledge-work benchmark. Read the task, its rubric, the gold, the
 agents' answers with the judge's verdicts, and the audit's findings. {question}

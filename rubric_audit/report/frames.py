@@ -7,10 +7,10 @@ from pathlib import Path
 
 import pandas as pd
 
-from rubric_audit.atomic import write_atomic
 from rubric_audit.checks.lints import CHECK_SUMMARIES
-from rubric_audit.errors import InputError
-from rubric_audit.model import (
+from rubric_audit.core.atomic import write_atomic
+from rubric_audit.core.errors import InputError
+from rubric_audit.core.model import (
     CheckSummary,
     Control,
     CriterionGrade,
@@ -20,8 +20,8 @@ from rubric_audit.model import (
     Review,
     SourceMetric,
 )
-from rubric_audit.store import open_audit
-from rubric_audit.text import csv_cell
+from rubric_audit.core.text import csv_cell
+from rubric_audit.store.audit_store import open_audit
 
 
 def _named(frame: pd.DataFrame, names: dict[str, str], by: pd.Series | None = None

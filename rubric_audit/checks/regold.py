@@ -33,10 +33,10 @@ from pydantic import BaseModel, Field, ValidationError
 
 from rubric_audit.checks.binding import check_target
 from rubric_audit.checks.criterion import Tolerance, criterion_targets, split_criterion, tolerance_for
-from rubric_audit.errors import InputError, read_text
+from rubric_audit.core.errors import InputError, read_text
+from rubric_audit.core.model import Benchmark, Finding, Task
+from rubric_audit.core.workbook import WorkbookError, workbook_cells
 from rubric_audit.load.world import task_tree
-from rubric_audit.model import Benchmark, Finding, Task
-from rubric_audit.workbook import WorkbookError, workbook_cells
 
 RECIPES = "regold"
 MAX_COMPUTED_CELLS = 5_000  # formula values kept per task for provenance (sheet order)

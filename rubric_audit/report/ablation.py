@@ -12,12 +12,12 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from rubric_audit.apps import APPS, apps_opened
-from rubric_audit.errors import InputError
+from rubric_audit.core.errors import InputError
+from rubric_audit.core.model import Task, grades_by_attempt
+from rubric_audit.core.scores import attempt_outcome
 from rubric_audit.load.runs import RecordedRuns, load_runs
-from rubric_audit.model import Task, grades_by_attempt
-from rubric_audit.scores import attempt_outcome
-from rubric_audit.stats import DEFAULT_SEED, Interval, mean_interval, paired_difference
+from rubric_audit.report.apps import APPS, apps_opened
+from rubric_audit.report.stats import DEFAULT_SEED, Interval, mean_interval, paired_difference
 
 
 class Arm(BaseModel):

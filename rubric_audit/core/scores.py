@@ -14,7 +14,7 @@ from statistics import mean
 
 from pydantic import BaseModel
 
-from rubric_audit.model import (
+from rubric_audit.core.model import (
     CODE_GRADER,
     Attempt,
     CriterionGrade,

@@ -7,10 +7,10 @@ from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from rubric_audit.model import Finding, FindingReview, Review, ReviewLabel, Task, task_outcome
+from rubric_audit.core.model import Finding, FindingReview, Review, ReviewLabel, Task, task_outcome
 
 if TYPE_CHECKING:
-    from rubric_audit.store import AuditStore
+    from rubric_audit.store.audit_store import AuditStore
 
 FAILURE_LABELS: tuple[ReviewLabel, ...] = ("defective_task", "grader_error", "ambiguous", "model_error")
 PASS_LABELS: tuple[ReviewLabel, ...] = ("sound", "unearned")

@@ -18,7 +18,7 @@ from typing import Any
 
 from pydantic import BaseModel
 
-from rubric_audit.limits import check_zip
+from rubric_audit.core.limits import check_zip
 
 _ENGINE = threading.Lock()
 CELL_KEY = re.compile(r"^'\[[^\]]*\](?P<sheet>.+)'!(?P<cell>[A-Z]+\d+)$")

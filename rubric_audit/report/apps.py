@@ -9,8 +9,8 @@ import re
 from collections import Counter
 from pathlib import Path
 
-from rubric_audit.errors import parse_json, read_text
-from rubric_audit.model import Attempt, Trajectory
+from rubric_audit.core.errors import parse_json, read_text
+from rubric_audit.core.model import Attempt, Trajectory
 
 APPS = ("mail", "chat", "calendar")
 WORLD_APPS = ("mail", "calendar", "chat", "files")

@@ -21,8 +21,8 @@ from typing import Any
 import anyio
 from pydantic import BaseModel, Field
 
-from rubric_audit.atomic import staging_folder, write_atomic
-from rubric_audit.background import Pending, in_background
+from rubric_audit.audit.background import Pending, in_background
+from rubric_audit.audit.inputs import inputs_fingerprint
 from rubric_audit.checks.code_grade import code_grades, code_verdicts
 from rubric_audit.checks.controls import control_findings, make_controls
 from rubric_audit.checks.input import (
@@ -37,11 +37,10 @@ from rubric_audit.checks.lints import TASK_CHECKS, WORLD_CHECKS
 from rubric_audit.checks.model_lints import MODEL_CHECKS, model_lint
 from rubric_audit.checks.precision import calibrate
 from rubric_audit.checks.provenance import answer_value_unsupported
-from rubric_audit.control_runs import code_controls, flip_rates, judge_controls, model_controls
-from rubric_audit.errors import InputError
-from rubric_audit.inputs import inputs_fingerprint
-from rubric_audit.judge import load_template
-from rubric_audit.llm import (
+from rubric_audit.checks.regold import Regold, regold_everything
+from rubric_audit.core.atomic import staging_folder, write_atomic
+from rubric_audit.core.errors import InputError
+from rubric_audit.core.llm import (
     CALL_TIMEOUT,
     ModelConfig,
     ModelUnavailable,
@@ -50,12 +49,7 @@ from rubric_audit.llm import (
     check_models,
     default_cache_path,
 )
-from rubric_audit.load.benchmark import is_benchmark, load_benchmark
-from rubric_audit.load.runs import RecordedRuns
-from rubric_audit.load.sources import load_sources
-from rubric_audit.load.variant_tasks import shared_task
-from rubric_audit.load.world import load_worlds
-from rubric_audit.model import (
+from rubric_audit.core.model import (
     CODE_GRADER,
     Benchmark,
     ControlGrade,
@@ -65,11 +59,17 @@ from rubric_audit.model import (
     VariantPrompt,
     WorldContents,
 )
-from rubric_audit.regold import Regold, regold_everything
+from rubric_audit.grade.control_runs import code_controls, flip_rates, judge_controls, model_controls
+from rubric_audit.grade.judge import load_template
+from rubric_audit.load.benchmark import is_benchmark, load_benchmark
+from rubric_audit.load.runs import RecordedRuns
+from rubric_audit.load.sources import load_sources
+from rubric_audit.load.variant_tasks import shared_task
+from rubric_audit.load.world import load_worlds
 from rubric_audit.report.html import render_html
 from rubric_audit.report.markdown import render_markdown
 from rubric_audit.report.summary import AuditSummary, build_summary
-from rubric_audit.store import AuditStore, ImportSummary, open_audit
+from rubric_audit.store.audit_store import AuditStore, ImportSummary, open_audit
 
 DB_NAME = "audit.db"
 BENCHMARK_STAGE = "input:benchmark"

@@ -19,9 +19,8 @@ from datetime import UTC, datetime
 from pathlib import Path
 from typing import Any
 
-from rubric_audit.agreement import GroupAgreement, group_agreement
-from rubric_audit.atomic import write_atomic
-from rubric_audit.model import (
+from rubric_audit.core.atomic import write_atomic
+from rubric_audit.core.model import (
     SEVERITY_ORDER,
     Attempt,
     CriterionGrade,
@@ -33,7 +32,10 @@ from rubric_audit.model import (
     VariantPrompt,
     grades_by_attempt,
 )
-from rubric_audit.reviews import (
+from rubric_audit.core.scores import headline_grader, scored_graders
+from rubric_audit.core.text import csv_cell
+from rubric_audit.review.agreement import GroupAgreement, group_agreement
+from rubric_audit.review.labels import (
     FAILURE_LABELS,
     PASS_LABELS,
     current_finding_verdicts,
@@ -42,9 +44,7 @@ from rubric_audit.reviews import (
     review_queues,
     standing_entries,
 )
-from rubric_audit.scores import headline_grader, scored_graders
-from rubric_audit.store import open_audit
-from rubric_audit.text import csv_cell
+from rubric_audit.store.audit_store import open_audit
 
 QUEUES = ("failures", "passes", "all")
 FINDING_MARKS = {"confirmed": "✓ confirmed", "false_alarm": "✗ false alarm"}

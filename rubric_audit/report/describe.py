@@ -10,7 +10,7 @@ from typing import Any
 
 from rubric_audit.checks.criterion import criterion_targets
 from rubric_audit.checks.numbers import Quantity, in_units
-from rubric_audit.model import Finding, Task
+from rubric_audit.core.model import Finding, Task
 
 QUOTE_LIMIT = 300
 

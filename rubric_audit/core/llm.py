@@ -38,8 +38,8 @@ from typing import Any, Generic, Literal, TypeVar
 import anyio
 from pydantic import BaseModel, Field
 
-from rubric_audit.errors import InputError
-from rubric_audit.model import Usage
+from rubric_audit.core.errors import InputError
+from rubric_audit.core.model import Usage
 
 M = TypeVar("M", bound=BaseModel)  # the model a structured reply is parsed into
 T = TypeVar("T")
