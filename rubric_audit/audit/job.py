@@ -24,7 +24,7 @@ from pydantic import BaseModel, Field
 from rubric_audit.audit.background import Pending, in_background
 from rubric_audit.audit.inputs import inputs_fingerprint
 from rubric_audit.checks.code_grade import code_grades, code_verdicts
-from rubric_audit.checks.controls import control_findings, make_controls
+from rubric_audit.checks.controls import control_findings, judge_flips_on_repeats, make_controls
 from rubric_audit.checks.input import (
     ATTEMPT_INPUT_CHECKS,
     RUNS_INPUT_CHECKS,
@@ -59,7 +59,7 @@ from rubric_audit.core.model import (
     VariantPrompt,
     WorldContents,
 )
-from rubric_audit.grade.control_runs import code_controls, flip_rates, judge_controls, model_controls
+from rubric_audit.grade.control_runs import code_controls, judge_controls, model_controls
 from rubric_audit.grade.judge import load_template
 from rubric_audit.load.benchmark import is_benchmark, load_benchmark
 from rubric_audit.load.runs import RecordedRuns
@@ -476,15 +476,7 @@ def _control_findings(tasks: dict[str, Task], store: AuditStore) -> list[Finding
     findings = [f for task_id, graded in sorted(per_task.items())
                 for f in control_findings(tasks[task_id], [(controls[cid], grades)
                                                             for cid, grades in graded.items()])]
-    for grader, rates in flip_rates(all_grades).items():
-        for criterion_id, rate in sorted(rates.items()):
-            task = next((t for t in tasks.values() if t.criterion(criterion_id)), None)
-            if rate > 0 and task is not None:
-                findings.append(Finding(
-                    task_id=task.id, criterion_id=criterion_id, check="judge_flips_on_repeats",
-                    severity="warning", evidence={"grader": grader, "flip_rate": rate},
-                    message=f"{grader} gave different verdicts on the same control in "
-                            f"{rate:.0%} of this criterion's controls"))
+    findings += judge_flips_on_repeats(tasks, all_grades)
     return findings
 
 

@@ -14,7 +14,8 @@ Controls are built and graded in code here; the judge grades the same controls w
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections import defaultdict
+from collections.abc import Iterator, Mapping
 
 from rubric_audit.checks.code_grade import grade_numeric
 from rubric_audit.checks.criterion import Tolerance, criterion_targets, split_criterion, tolerance_for
@@ -24,6 +25,7 @@ from rubric_audit.checks.text import content_tokens, is_negative
 from rubric_audit.core.model import (
     CODE_GRADER,
     Control,
+    ControlGrade,
     ControlOutcome,
     Criterion,
     CriterionGrade,
@@ -225,3 +227,30 @@ def _broken_expectation(task: Task, control: Control, grader: str, own: list[Cri
                        message=f"{control.kind} (same meaning as the gold) fails under {grader}: "
                                f"strict criterion or grader")
     return None
+
+
+def judge_flips_on_repeats(tasks: Mapping[str, Task], grades: list[ControlGrade]
+                           ) -> Iterator[Finding]:
+    """A judge that gives different verdicts when it grades the same control again: per judge and
+    criterion, the share of its repeatedly graded controls whose verdicts disagree, with each
+    control's verdicts in the order of its repeats."""
+    repeats: dict[tuple[str, str, str], list[tuple[int, str]]] = defaultdict(list)
+    for g in grades:
+        if g.grade.grader.startswith("judge:"):
+            repeats[(g.grade.grader, g.grade.criterion_id, g.grade.attempt_id)].append(
+                (g.repeat, g.grade.verdict))
+    per: dict[tuple[str, str], dict[str, list[str]]] = defaultdict(dict)
+    for (grader, criterion_id, control_id), seen in repeats.items():
+        per[(grader, criterion_id)][control_id] = [verdict for _, verdict in sorted(seen)]
+    for (grader, criterion_id), controls in sorted(per.items()):
+        flipped = {c: v for c, v in sorted(controls.items()) if len(set(v)) > 1}
+        task = next((t for t in tasks.values() if t.criterion(criterion_id)), None)
+        if not flipped or task is None:
+            continue
+        rate = len(flipped) / len(controls)
+        yield Finding(task_id=task.id, criterion_id=criterion_id, check="judge_flips_on_repeats",
+                      severity="warning",
+                      message=f"{grader} gave different verdicts on the same control in {rate:.0%} "
+                              f"of this criterion's controls ({len(flipped)} of {len(controls)})",
+                      evidence={"grader": grader, "flip_rate": rate, "controls": len(controls),
+                                "flipped": flipped})

@@ -8,6 +8,7 @@ from __future__ import annotations
 
 import re
 from collections.abc import Callable, Iterable, Iterator
+from collections.abc import Set as AbstractSet
 from dataclasses import dataclass
 from functools import lru_cache, wraps
 from pathlib import PurePosixPath
@@ -35,6 +36,9 @@ from rubric_audit.core.model import CheckSummary, Criterion, Finding, Severity, 
 
 FILE_NAME = re.compile(r"(?<![\w\-.])[\w\-.]+\.(?:pdf|xlsx|xlsm|xls|docx|doc|pptx|ppt|csv|md|txt|json)\b",
                        re.I)
+SENTENCE = re.compile(r"(?<=[.!?])\s+|\n+")
+QUOTE = 600  # characters of a quoted source sentence kept in a finding's evidence
+MESSAGE_SOURCES = 5  # messages named per finding
 RESTATE_COVERAGE = 0.75
 RESTATE_VALUE_COVERAGE = 0.5
 INPUT_VERBS = frozenset(("us", "use", "appli", "bas", "refer", "cit", "mention", "quot", "rel",
@@ -116,7 +120,7 @@ def gold_contradicts_criterion(task: Task, world: WorldContents) -> Iterator[Fin
             yield _finding(task, "gold_contradicts_criterion", "error",
                            f"the gold fails this criterion: {verdict.reason}", criterion,
                            criterion_text=criterion.text, gold=task.gold.text,
-                           rests_on=CODE_FAIL)
+                           code_reason=verdict.reason, rests_on=CODE_FAIL)
 
 
 def _label(criterion: Criterion, target: Quantity) -> set[str]:
@@ -173,7 +177,20 @@ def criterion_restates_premise(task: Task, world: WorldContents) -> Iterator[Fin
                            f"{covered:.0%} of this criterion's words and all its values come "
                            f"from the prompt, which states them as given; any answer repeating "
                            f"the question passes it", criterion, criterion_text=criterion.text,
-                           prompt=task.prompt)
+                           premise=_premise(task.prompt, tokens, values))
+
+
+def _premise(prompt: str, tokens: AbstractSet[str], values: list[Quantity]) -> str:
+    """The prompt's sentences that state what the criterion restates: those holding one of its
+    values, else those sharing most of its words (the whole prompt is in the task's view)."""
+    sentences = [s.strip() for s in SENTENCE.split(prompt) if s.strip()]
+    wanted = {(q.dimension, round(q.value, 9)) for q in values}
+    holding = [s for s in sentences if wanted & {(q.dimension, round(q.value, 9))
+                                                 for q in find_quantities(s)}]
+    if not holding:
+        best = max((len(tokens & content_tokens(s)) for s in sentences), default=0)
+        holding = [s for s in sentences if best and len(tokens & content_tokens(s)) == best]
+    return " ".join(holding)[:QUOTE]
 
 
 def _claims_an_answer(body: str, prompt: str) -> bool:
@@ -361,7 +378,28 @@ def task_depends_on_messages(task: Task, world: WorldContents) -> Iterator[Findi
     if values or len(terms) >= 2:
         yield _finding(task, "task_depends_on_messages", "info",
                        "the rubric or gold needs what only the mail or chat say: "
-                       + ", ".join(values + terms), values=values, terms=terms)
+                       + ", ".join(values + terms), values=values, terms=terms,
+                       sources=_message_sources(world, [q.value for q in find_quantities(needed)
+                                                        if q.text in values], stems))
+
+
+def _message_sources(world: WorldContents, values: list[float], stems: AbstractSet[str]
+                     ) -> list[dict[str, str]]:
+    """Where the mail and chat say what the rubric needs: each message holding a needed value or
+    term, by sender and subject (mail) or space and author (chat), with the sentence that says
+    it; at most MESSAGE_SOURCES."""
+    said: list[tuple[str, str, str]] = (
+        [(f"mail from {m.sender}", m.subject, m.body) for m in world.mail]
+        + [(f"chat {s.name}", m.author, m.text) for s in world.chat for m in s.messages])
+    found = []
+    for where, title, text in said:
+        sentence = next((s for s in SENTENCE.split(text)
+                         if set(values) & _values(s) or stems & content_tokens(s)), None)
+        if sentence is not None:
+            found.append({"where": where, "title": title, "quote": sentence.strip()[:QUOTE]})
+        if len(found) == MESSAGE_SOURCES:
+            break
+    return found
 
 
 # Benchmark-level lines of checks whose condition holds on most tasks: said once, from the tasks.

@@ -280,8 +280,11 @@ def compare(task: Task, criterion_id: str, label: str, value: float) -> Recomput
         gold_matches=gold_matches)
 
 
-def regold_findings(task: Task, results: list[Recomputed]) -> list[Finding]:
-    """`gold_recompute_mismatch` where the criterion or the gold disagrees with the workbook."""
+def regold_findings(task: Task, results: list[Recomputed], recipe: Recipe) -> list[Finding]:
+    """`gold_recompute_mismatch` where the criterion or the gold disagrees with the workbook,
+    with the workbook and the inputs set in it (each with where the recipe took it from)."""
+    inputs = [{"cell": cell, "value": value, "source": source}
+              for cell, value, source in applied_overrides(recipe)]
     findings = []
     for r in results:
         wrong = [what for what, ok in (("criterion", r.criterion_matches), ("gold", r.gold_matches))
@@ -293,7 +296,7 @@ def regold_findings(task: Task, results: list[Recomputed]) -> list[Finding]:
                 message=f"recomputed from the workbook with the task's inputs: {r.value:,.4g}; "
                         f"the {' and the '.join(wrong)} state "
                         f"{r.criterion_value if 'criterion' in wrong else r.gold_values}",
-                evidence=r.model_dump()))
+                evidence={**r.model_dump(), "workbook": recipe.workbook, "inputs": inputs}))
     return findings
 
 
@@ -322,9 +325,9 @@ def regold_everything(bench: Benchmark) -> Regold:
         if not path.is_file():
             continue
         try:
-            results[task.id], computed[task.id] = _recomputed(bench, task, load_recipe(path),
-                                                              path)
-            findings += regold_findings(task, results[task.id])
+            recipe = load_recipe(path)
+            results[task.id], computed[task.id] = _recomputed(bench, task, recipe, path)
+            findings += regold_findings(task, results[task.id], recipe)
         except RecipeError as exc:
             findings.append(Finding(task_id=task.id, check="regold_recipe_error",
                                     severity="error", message=str(exc),

@@ -5,8 +5,6 @@ Also asks a model, when one is given, for near misses and adversarial answers of
 
 from __future__ import annotations
 
-from collections import defaultdict
-
 import anyio
 from pydantic import BaseModel
 
@@ -107,19 +105,3 @@ async def model_controls(config: ModelConfig, tasks: list[Task],
             if task.gold is not None and task.gold.text.strip():
                 group.start_soon(one, task)
     return out, failures
-
-
-def flip_rates(grades: list[ControlGrade]) -> dict[str, dict[str, float]]:
-    """Per judge and criterion: the share of controls whose repeated verdicts disagree."""
-    verdicts: dict[tuple[str, str, str], set[str]] = defaultdict(set)
-    for g in grades:
-        if g.grade.grader.startswith("judge:"):
-            verdicts[(g.grade.grader, g.grade.criterion_id, g.grade.attempt_id)].add(
-                g.grade.verdict)
-    per: dict[tuple[str, str], list[bool]] = defaultdict(list)
-    for (grader, criterion, _), seen in verdicts.items():
-        per[(grader, criterion)].append(len(seen) > 1)
-    rates: dict[str, dict[str, float]] = defaultdict(dict)
-    for (grader, criterion), flips in per.items():
-        rates[grader][criterion] = sum(flips) / len(flips)
-    return dict(rates)
