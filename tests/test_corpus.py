@@ -14,6 +14,7 @@ import pytest
 from rubric_audit.checks.precision import (
     CODE_CHECKER,
     CODE_FAIL,
+    PROVENANCE,
     TRUSTED,
     UNSEEN,
     calibrate,
@@ -33,6 +34,7 @@ FLOORS = {
     "judge_passed_value_outside_tolerance": TRUSTED,
     "criterion_restates_premise": TRUSTED,
     "numeric_criterion_without_tolerance": TRUSTED,
+    PROVENANCE: TRUSTED,
 }
 COVERAGE_FLOOR = 0.5  # the checker must still decide at least half the corpus
 
@@ -60,8 +62,8 @@ def held_out():
 def test_precision_floor_on_the_held_out_cases(held_out, check: str) -> None:
     """The same floors on cases written after the rules were tuned (tests/corpus/holdout),
     wherever the check speaks there."""
-    record = held_out[check]
-    assert not record.fired or record.precision >= FLOORS[check], (
+    record = held_out.get(check)
+    assert record is None or not record.fired or record.precision >= FLOORS[check], (
         f"{check} on the held-out cases: {record.correct}/{record.fired} = {record.precision:.1%}")
 
 
@@ -127,8 +129,9 @@ def test_every_held_out_set_has_its_first_measurement() -> None:
     assert held_out and held_out <= set(recorded), held_out - set(recorded)
     for name, record in recorded.items():
         assert record["commit"] and record["date"], name
-        # sets measured before code_checker_fail was counted lack it
-        assert set(FLOORS) - {CODE_FAIL} <= set(record["checks"]) <= set(FLOORS), name
+        # sets measured before code_checker_fail was counted lack it, and only a set with
+        # provenance cases measures answer provenance
+        assert set(FLOORS) - {CODE_FAIL, PROVENANCE} <= set(record["checks"]) <= set(FLOORS), name
 
 
 def test_a_first_measurement_is_never_replaced(tmp_path: Path, held_out) -> None:

@@ -1,14 +1,15 @@
 """How far each deterministic check can be trusted: its precision measured on labelled cases.
 
-`measure(corpus)` grades every case of `tests/corpus` (README there) with the code checker and
-runs the static checks on the lint cases; `bench/check_precision.py` prints the result and writes
-it to `precision.json` beside this module, which the audit reads (`load()`). The rules were tuned
-on that corpus, so its numbers are an upper bound. Held-out sets written without reading the rules
-(`tests/corpus/holdout*`) are measured once, before anyone looks at a case, and that first
-measurement is kept in `precision_unseen.json` (`load_unseen()` pools them): it is the estimate
-for benchmarks the project has never seen, and it is the one a check is trusted by where it
-exists. A finding carries both (`calibrate`), and a check whose trusted precision is under
-`TRUSTED` speaks only as `info`: a reviewer who meets false alarms stops reading.
+`measure(corpus)` grades every case of `tests/corpus` (README there) with the code checker, runs
+the static checks on the lint cases and answer provenance on the provenance cases;
+`bench/check_precision.py` prints the result and writes it to `precision.json` beside this module,
+which the audit reads (`load()`). The rules were tuned on that corpus, so its numbers are an upper
+bound. Held-out sets written without reading the rules (`tests/corpus/holdout*`) are measured once,
+before anyone looks at a case, and that first measurement is kept in `precision_unseen.json`
+(`load_unseen()` pools them): it is the estimate for benchmarks the project has never seen, and it
+is the one a check is trusted by where it exists. A finding carries both (`calibrate`), and a check
+whose trusted precision is under `TRUSTED` speaks only as `info`: a reviewer who meets false alarms
+stops reading.
 
 A finding that rests on the code checker's verdict (`evidence.rests_on`: a gold it reads as
 failing) carries that verdict's doubt: it is an error only where the checker's fail decisions are
@@ -25,7 +26,19 @@ from typing import Any
 
 from rubric_audit.checks.code_grade import CodeVerdict, grade_numeric
 from rubric_audit.checks.judge_vs_code import judge_disagrees_with_code
-from rubric_audit.core.model import Attempt, Criterion, CriterionGrade, Finding, Task, WorldContents
+from rubric_audit.checks.numbers import find_quantities
+from rubric_audit.checks.provenance import answer_value_unsupported
+from rubric_audit.core.model import (
+    Attempt,
+    Criterion,
+    CriterionGrade,
+    Finding,
+    Step,
+    Task,
+    ToolCall,
+    Trajectory,
+    WorldContents,
+)
 
 TRUSTED = 0.9
 DECIDES = 0.98  # unseen precision of the checker's fail decisions an error may rest on
@@ -35,6 +48,7 @@ UNSEEN = Path(__file__).with_name("precision_unseen.json")
 CODE_CHECKER = "code_checker"
 CODE_FAIL = "code_checker_fail"  # the checker's fail decisions alone: what a broken gold rests on
 LINT_CHECKS = ("criterion_restates_premise", "numeric_criterion_without_tolerance")
+PROVENANCE = "answer_value_unsupported"
 Case = dict[str, Any]  # one labelled case: a JSON line of the corpus (tests/corpus/<kind>/*.jsonl)
 
 
@@ -95,8 +109,48 @@ def lint_fires(case: Case) -> bool:
     return any(f.criterion_id == "c" for f in check(task, WorldContents()))
 
 
+def provenance_finding(case: Case) -> Finding | None:
+    """The `answer_value_unsupported` finding the audit would write for a provenance case: its
+    prompt, its tool calls and their results in order, what the task's workbook computes, and
+    the answer given through a final_answer call."""
+    steps = [Step(role="user", text=case["prompt"]),
+             *(Step(role="assistant", tool_calls=[ToolCall(
+                 id=f"c{n}", name=call["tool"], arguments=json.dumps(call.get("arguments", {})),
+                 result=call["result"])]) for n, call in enumerate(case["tool_calls"], 1)),
+             Step(role="assistant", tool_calls=[ToolCall(
+                 id="final", name="final_answer", arguments=json.dumps({"answer": case["answer"]}),
+                 result=case["answer"])])]
+    attempt = Attempt(id=f"corpus/{case['id']}/1", task_id=case["id"], model="corpus",
+                      variant="corpus", index=1, state="graded", answer=case["answer"])
+    return next(answer_value_unsupported(attempt, Trajectory(format="corpus", steps=steps),
+                                         case.get("workbook") or None), None)
+
+
+def _provenance(cases: list[Case]) -> CheckPrecision:
+    """A finding is right when every value it names is one the case labels unsupported (a value
+    seen, computed from two seen or what the workbook computes is a false alarm); a case with
+    labelled values and no finding is missed."""
+    fired = correct = missed = 0
+    for case in cases:
+        finding = provenance_finding(case)
+        labelled = _numbers(case["unsupported"])
+        if finding is None:
+            missed += bool(labelled)
+            continue
+        fired += 1
+        correct += _numbers(finding.evidence["values"]) <= labelled
+    return CheckPrecision(PROVENANCE, len(cases), fired, correct, missed)
+
+
+def _numbers(texts: list[str]) -> set[float]:
+    """The values written in `texts` ("6.5 points" and "6.5" alike), to compare labels with a
+    finding's values however each writes them."""
+    return {round(q.value, 9) for text in texts for q in find_quantities(text)}
+
+
 def measure(corpus: Path) -> dict[str, CheckPrecision]:
-    """Every measured check's record on the corpus at `corpus` (criteria/ and lints/)."""
+    """Every measured check's record on the corpus at `corpus` (criteria/, lints/ and
+    provenance/)."""
     criteria = _cases(corpus, "criteria")
     decided = correct = failed = failed_right = 0
     findings: dict[str, list[bool]] = {}
@@ -124,6 +178,9 @@ def measure(corpus: Path) -> dict[str, CheckPrecision]:
                                     sum(c["expected"] for c in fired),
                                     sum(c["expected"] for c in cases) - sum(c["expected"]
                                                                             for c in fired))
+    provenance = _cases(corpus, "provenance")
+    if provenance:
+        out[PROVENANCE] = _provenance(provenance)
     return out
 
 

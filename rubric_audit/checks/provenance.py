@@ -1,13 +1,14 @@
 """Where the numbers in an answer came from: a pure function of the answer and its trajectory.
 
 A number the answer states is *seen* when a tool result (or the prompt) holds it, up to the
-answer's precision (rounded or cut) and a power-of-ten scale (a workbook's 0.0985 is the
-answer's 9.85%, its 2,156.687 in millions the answer's $2.16bn); the first such step is its
-source. A number seen nowhere may be what the task's *workbook* computes with the task's inputs
-(gold recomputation: the recipe's values and every formula cell), which an agent that read the
-formulas can rightly state; or *computed*: a sum, difference, ratio, percentage or percentage
-change of two values seen. Anything else is *unsupported*, and `answer_value_unsupported` says
-so (info), once per attempt, where the attempt has tool results to trace it through at all.
+answer's precision (rounded or cut) and a power-of-ten scale (a workbook's 0.0985 is the answer's
+9.85%, its 2,156.687 in millions the answer's $2.16bn); the first such step is its source. A number
+seen nowhere may be what the task's *workbook* computes with the task's inputs (gold recomputation:
+the recipe's values and every formula cell), which an agent that read the formulas can rightly
+state; or *computed*: a sum, difference, ratio, product (a price times a count, X% of Y),
+percentage or percentage change of two values seen. Anything else is *unsupported*, and
+`answer_value_unsupported` says so (info), once per attempt, where the attempt has tool results to
+trace it through at all.
 
 Conservative by design: the final answer's own call and any result that merely echoes its
 call's arguments (a todo list, a written file) are not sources; single-digit numbers are not
@@ -168,13 +169,14 @@ WAYS: tuple[tuple[str, Callable[[Values, Values], Values]], ...] = (
     ("sum of {b:g} and {a:g}", lambda m, b: m - b),
     ("difference of {a:g} and {b:g}", lambda m, b: b + m),
     ("ratio of {a:g} to {b:g}", lambda m, b: b * m),
+    ("product of {a:g} and {b:g}", lambda m, b: m / b),  # a price times a count, X% of Y
     ("change from {b:g} to {a:g}", lambda m, b: b * (1 + m)))
 LOOKUPS_PER_SEARCH = 1_024
 
 
 def _computed(seen: _Seen, low: float, high: float) -> str | None:
-    """How two values seen give a value in [low, high] (a sum, difference, ratio or change): the
-    first way at the first power-of-ten scale that has one, with the smallest b.
+    """How two values seen give a value in [low, high] (a sum, difference, ratio, product or
+    change): the first way at the first power-of-ten scale that has one, with the smallest b.
 
     The a each b needs is looked up in the sorted values seen, every way of as many scales at
     once as keep a search near LOOKUPS_PER_SEARCH lookups: a few values seen are tried at every
@@ -186,8 +188,9 @@ def _computed(seen: _Seen, low: float, high: float) -> str | None:
     per_search = max(1, LOOKUPS_PER_SEARCH // (len(WAYS) * max(len(pool), 1)))
     for start in range(0, len(SCALES), per_search):
         lo, hi = lows[start:start + per_search, None], highs[start:start + per_search, None]
-        found = seen.any_between(  # by scale, way and b
-            *(np.stack([operand(m, pool) for _, operand in WAYS], axis=1) for m in (lo, hi)))
+        with np.errstate(divide="ignore", invalid="ignore"):  # a product's b of 0: no a
+            found = seen.any_between(  # by scale, way and b
+                *(np.stack([operand(m, pool) for _, operand in WAYS], axis=1) for m in (lo, hi)))
         found[hi[:, 0] >= 1, -1] = False  # no change of 100% or more
         by_way = found.any(axis=2)
         if by_way.any():
@@ -274,8 +277,8 @@ def answer_value_unsupported(attempt: Attempt, trajectory: Trajectory,
     yield Finding(
         task_id=attempt.task_id, check="answer_value_unsupported", severity="info",
         message=f"attempt {attempt.id} states {', '.join(unsupported)}, found in no tool result "
-                f"or prompt{not_computed} and not a sum, difference, ratio or percentage of two "
-                f"values seen there",
+                f"or prompt{not_computed} and not a sum, difference, ratio, product or "
+                f"percentage of two values seen there",
         evidence={"attempt_id": attempt.id, "values": unsupported,
                   "tool_calls": len(trajectory.calls()), "workbook_values": len(workbook or {}),
                   "answer": attempt.answer[:500]})
