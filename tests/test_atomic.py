@@ -7,10 +7,11 @@ import stat
 from concurrent.futures import ProcessPoolExecutor
 from pathlib import Path
 
+import pytest
 from typer.testing import CliRunner
 
 from rubric_audit.cli import app
-from rubric_audit.core.atomic import write_atomic
+from rubric_audit.core.atomic import write_atomic, write_folder
 from tests.conftest import make_benchmark
 
 WRITERS, WRITES = 4, 200
@@ -44,3 +45,15 @@ def test_outputs_follow_the_umask(tmp_path: Path) -> None:
     assert stat.S_IMODE((tmp_path / "out").stat().st_mode) == 0o755
     assert stat.S_IMODE((tmp_path / "out" / "report.md").stat().st_mode) == 0o644
     assert stat.S_IMODE((tmp_path / "note.txt").stat().st_mode) == 0o644
+
+
+def test_a_folder_written_whole_replaces_the_old_one_or_leaves_it(tmp_path: Path) -> None:
+    folder = tmp_path / "defects"
+    assert write_folder(folder, {"01-a.md": "a", "02-b.md": "b"}) == [folder / "01-a.md",
+                                                                      folder / "02-b.md"]
+    write_folder(folder, {"defects.json": "[]"})
+    assert sorted(p.name for p in folder.iterdir()) == ["defects.json"], "nothing stale left"
+    with pytest.raises(FileNotFoundError):
+        write_folder(folder, {"ok.md": "x", "no/such/folder.md": "y"})
+    assert sorted(p.name for p in folder.iterdir()) == ["defects.json"], "the old one stands"
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["defects"], "no staging left"

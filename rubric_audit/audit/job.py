@@ -7,12 +7,8 @@ its audit.db (reviews included) and has its files replaced atomically.
 
 from __future__ import annotations
 
-import glob
 import importlib
 import json
-import os
-import shutil
-import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
@@ -38,7 +34,8 @@ from rubric_audit.checks.model_lints import MODEL_CHECKS, model_lint
 from rubric_audit.checks.precision import calibrate
 from rubric_audit.checks.provenance import answer_value_unsupported
 from rubric_audit.checks.regold import Regold, regold_everything
-from rubric_audit.core.atomic import staging_folder, write_atomic
+from rubric_audit.core.atomic import check_writable, make_writable_folder, staged, write_atomic
+from rubric_audit.core.atomic import remove_stale_staging as _remove_stale_staging  # a test stands in for it
 from rubric_audit.core.errors import InputError
 from rubric_audit.core.llm import (
     CALL_TIMEOUT,
@@ -221,8 +218,8 @@ def import_runs(run_paths: list[Path], db: Path, bench_path: Path | None) -> Imp
     """`rubric-audit import`: add run folders to an audit.db."""
     bench = load_benchmark(bench_path) if bench_path else None
     runs = load_sources(run_paths)
-    _make_writable_folder(db.parent)
-    _check_writable(db)
+    make_writable_folder(db.parent)
+    check_writable(db)
     with AuditStore(db) as store:
         summary, _ = import_into(store, runs, bench)
     return summary
@@ -230,74 +227,17 @@ def import_runs(run_paths: list[Path], db: Path, bench_path: Path | None) -> Imp
 
 @contextmanager
 def _output_folder(out: Path) -> Iterator[Path]:
-    """Where to write: OUT itself if it exists, else a hidden sibling renamed to OUT on success.
-
-    The sibling's name carries this process's id, so the staging folders of a killed run are
-    recognised and removed by the next one.
+    """Where to write: OUT itself if it exists, else a hidden sibling renamed to OUT on success
+    (`staged`: the staging folders of a killed run are recognised and removed by the next one).
     """
     if out.is_dir():
         yield out
         return
-    _make_writable_folder(out.parent)
+    make_writable_folder(out.parent)
     _remove_stale_staging(out)
-    staging = staging_folder(out.parent, f".{out.name}.{os.getpid()}.")
-    try:
+    with staged(out, "another audit wrote this folder first (while this one ran); run again to "
+                     "update it") as staging:
         yield staging
-        try:
-            staging.rename(out)
-        except OSError:
-            if not out.exists():
-                raise
-            raise InputError(out, None, "another audit wrote this folder first (while this one "
-                                        "ran); run again to update it") from None
-    finally:
-        if staging.exists():
-            shutil.rmtree(staging)
-
-
-def _make_writable_folder(folder: Path) -> None:
-    """Create `folder` (with its parents) or say in one line why it cannot be written to."""
-    try:
-        folder.mkdir(parents=True, exist_ok=True)
-    except OSError as exc:
-        raise InputError(folder, None, f"cannot create the folder: {exc.strerror or exc}") from None
-    _check_writable(folder)
-
-
-def _check_writable(path: Path) -> None:
-    """Refuse, before any work, a folder or file this process cannot write. Tried, not asked of
-    os.access: root passes every permission check, yet an immutable folder or a read-only mount
-    refuses root's writes (which then failed at the first report, after the audit's work)."""
-    if not path.exists():
-        return
-    try:
-        if path.is_dir():
-            tempfile.TemporaryFile(dir=path).close()
-        else:
-            with path.open("ab"):
-                pass
-    except OSError:
-        raise InputError(path, None, "not writable: choose another output folder or fix its "
-                                     "permissions") from None
-
-
-def _remove_stale_staging(out: Path) -> None:
-    """Remove `.OUT.<pid>.*` staging folders whose process is gone (killed mid-audit)."""
-    prefix = f".{out.name}."
-    for folder in out.parent.glob(f"{glob.escape(prefix)}*"):
-        pid = folder.name[len(prefix):].partition(".")[0]
-        if folder.is_dir() and not folder.is_symlink() and pid.isdecimal() and not _alive(int(pid)):
-            shutil.rmtree(folder, ignore_errors=True)
-
-
-def _alive(pid: int) -> bool:
-    try:
-        os.kill(pid, 0)
-    except ProcessLookupError:
-        return False
-    except PermissionError:  # another user's process
-        return True
-    return True
 
 
 def default_runs(bench_path: Path) -> list[Path]:
@@ -515,8 +455,8 @@ def run_audit(bench_path: Path | None, run_paths: list[Path] | None, out: Path,
     if out.exists() and not out.is_dir():
         raise InputError(out, None, "output path exists and is not a folder")
     if out.is_dir():  # before its reports are written again from a reused audit, too
-        _check_writable(out)
-        _check_writable(out / DB_NAME)
+        check_writable(out)
+        check_writable(out / DB_NAME)
     offline = not (options.judge or options.lint_model or options.near_miss_model)
     inputs = inputs_fingerprint([p for p in [bench_path, *paths] if p is not None],
                                 options.model_dump(), out) if offline else None
@@ -610,6 +550,6 @@ def _write_files(folder: Path, files: dict[str, str]) -> None:
 
 def report(out: Path) -> AuditSummary:
     """`rubric-audit report OUT`: the reports again from OUT/audit.db (reviews included)."""
-    _check_writable(out)
+    check_writable(out)
     with open_audit(out / DB_NAME) as store:
         return write_reports(store, out)
