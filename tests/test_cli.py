@@ -369,3 +369,16 @@ def test_audit_of_a_task_package_runs_every_check_that_needs_no_world(tmp_path: 
     assert "numeric_criterion_without_tolerance" not in {f["check"] for f in checks}
     [line] = json.loads((out / "audit.json").read_text())["findings"]["summaries"]
     assert line["check"] == "numeric_criterion_without_tolerance" and line["findings"] == 0
+
+
+def test_audit_refuses_another_version_of_its_benchmark(tmp_path: Path) -> None:
+    """One audit.db holds one version of a benchmark: scores of two are never mixed."""
+    out = tmp_path / "out"
+    root = _audit_bench(tmp_path / "one")
+    assert invoke("audit", root, "--out", out).exit_code == 0
+    tasks = json.loads((root / "tasks_and_rubrics.json").read_text())
+    tasks[0]["prompt"] += " Answer in one line."
+    (root / "tasks_and_rubrics.json").write_text(json.dumps(tasks))
+    result = invoke("audit", root, "--out", out)
+    assert result.exit_code == 2 and "scores of two versions are never mixed" in result.stderr
+    assert "Benchmark version" in (out / "report.md").read_text(), "the first version's report"

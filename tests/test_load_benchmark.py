@@ -400,3 +400,28 @@ def test_a_linked_package_file_is_refused_and_an_odd_file_name_is_a_safe_id(
     odd.symlink_to(secret)
     error = _refused(root)
     assert error.file == str(odd) and "symbolic link" in error.problem
+
+
+def test_a_benchmarks_version_is_its_tasks_files_sha256_and_its_lineage(tmp_path: Path) -> None:
+    import hashlib
+
+    root = make_benchmark(tmp_path / "b")
+    version = load_benchmark(root).version
+    data = (root / "tasks_and_rubrics.json").read_bytes()
+    assert version.sha256 == hashlib.sha256(data).hexdigest() and version.lineage == []
+    change = {"proposal": "p", "kind": "regold", "task": "task_1", "field": "gold",
+              "before": "a", "after": "b", "decision": "accept", "accepted_by": "ana",
+              "written_by": "rubric-audit"}
+    write_json(root / "patch.json", {
+        "format": "rubric-audit patch 1", "version": version.sha256,
+        "parent": {"name": "a", "version": "0" * 64, "lineage": ["f" * 64],
+                   "changed_tasks": ["task_0"]},
+        "changes": [change, {**change, "task": "task_2", "field": "criterion"}]})
+    patched = load_benchmark(root).version
+    assert patched.lineage == ["f" * 64, "0" * 64]
+    assert patched.changed_tasks == ["task_0", "task_2"], "a gold no grader reads is no change"
+    write_json(root / "patch.json", {"format": "rubric-audit patch 1", "version": "v"})
+    with pytest.raises(InputError, match=r"patch\.json: parent"):
+        load_benchmark(root)
+    package = load_benchmark(make_task_package(tmp_path / "p")).version
+    assert package.of == "its tasks as read" and len(package.sha256) == 64

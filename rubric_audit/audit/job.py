@@ -171,10 +171,49 @@ def check_provenance(store: AuditStore) -> None:
 
 
 def _check_same_benchmark(store: AuditStore, bench: Benchmark) -> None:
+    """One audit.db holds one benchmark, at one version: scores of two are never mixed."""
     stored = store.benchmark_name()
     if stored is not None and stored != bench.name:
         raise InputError(store.path, "benchmark", f"holds an audit of {stored!r}, not "
                                                   f"{bench.name!r}; choose another output folder")
+    version = store.benchmark_version()
+    if version is not None and bench.version is not None and version.sha256 != bench.version.sha256:
+        raise InputError(store.path, "benchmark", f"holds an audit of version {version.sha256[:12]} "
+                                                  f"of {bench.name!r}, not of version "
+                                                  f"{bench.version.sha256[:12]}: scores of two "
+                                                  f"versions are never mixed; choose another "
+                                                  f"output folder")
+
+
+def runs_of_version(runs: RecordedRuns, bench: Benchmark) -> tuple[RecordedRuns, list[Finding]]:
+    """The runs without the grades they recorded for tasks a patch changed (patch.json's
+    lineage): those were given under an earlier version of the task, so they count in no score
+    of this one (each such task is an `input_graded_under_earlier_version` finding), and an
+    attempt left without a grade is ungraded; the code checker grades the answers under this
+    version's rubric, and a judge can again."""
+    changed = set(bench.version.changed_tasks) if bench.version else set()
+    earlier = {g.attempt_id for g in runs.grades if g.grader == "recorded"} & {
+        a.id for a in runs.attempts if a.task_id in changed}
+    if not earlier:
+        return runs, []
+    assert bench.version is not None
+    grades = [g for g in runs.grades if g.attempt_id not in earlier or g.grader != "recorded"]
+    still = {g.attempt_id for g in grades}
+    attempts = [a.model_copy(update={"state": "ungraded"})
+                if a.id in earlier and a.id not in still and a.state == "graded" else a
+                for a in runs.attempts]
+    per_task: dict[str, list[str]] = {}
+    for a in runs.attempts:
+        if a.id in earlier:
+            per_task.setdefault(a.task_id, []).append(a.id)
+    findings = [Finding(
+        task_id=task_id, check="input_graded_under_earlier_version", severity="info",
+        message=f"{len(ids)} attempt(s) were graded under an earlier version of this task "
+                f"(changed by a patch since version {bench.version.lineage[0][:12]}): their "
+                f"recorded grades are left out of this version's scores",
+        evidence={"attempts": sorted(ids), "lineage": bench.version.lineage})
+        for task_id, ids in sorted(per_task.items())]
+    return runs.model_copy(update={"attempts": attempts, "grades": grades}), findings
 
 
 def import_into(store: AuditStore, runs: RecordedRuns,
@@ -184,7 +223,8 @@ def import_into(store: AuditStore, runs: RecordedRuns,
     runs = runs_without_collisions(runs)
     if bench is not None:
         _check_same_benchmark(store, bench)
-        findings += runs_findings(runs, bench)
+        runs, earlier = runs_of_version(runs, bench)
+        findings += runs_findings(runs, bench) + earlier
         runs = runs_for_benchmark(runs, bench)
     with store.transaction():
         store.set_meta(INPUTS_META, None)  # the store changes: the next audit checks it again

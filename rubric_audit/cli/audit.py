@@ -99,6 +99,8 @@ def audit_command(
     s = result.summary
     out.print(f"Audited {s.tasks} tasks and {s.attempts} attempts "
               f"({result.imported.added} newly imported).")
+    if s.benchmark_version is not None:
+        out.print(f"Benchmark version {s.benchmark_version.describe()}.")
     if s.scores:
         table = Table(title="Scores as graded (and against achievable tasks)")
         for column in ("model", "variant", "grader", "graded", "ungraded", "unavailable",

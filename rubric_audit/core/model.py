@@ -136,6 +136,26 @@ class World(Record):
     layout: WorldLayout = "apex"
 
 
+class BenchmarkVersion(Record):
+    """Which version of a benchmark was read: the sha256 of its tasks file (`of`; for a layout
+    without one, of its tasks as read), and, for a benchmark `rubric-audit patch` wrote
+    (patch.json), the versions it was patched from, oldest first, and every task whose prompt
+    or rubric those patches changed: grades recorded under an earlier version graded another
+    task there."""
+
+    sha256: str
+    of: str
+    lineage: list[str] = Field(default_factory=list)
+    changed_tasks: list[str] = Field(default_factory=list)
+
+    def describe(self) -> str:
+        """One line: the short hash, what it is of, and where it was patched from."""
+        patched = (f"; patched from {self.lineage[-1][:12]} ({len(self.lineage)} earlier "
+                   f"version{'s' if len(self.lineage) > 1 else ''}), {len(self.changed_tasks)} "
+                   f"task(s) changed since {self.lineage[0][:12]}" if self.lineage else "")
+        return f"{self.sha256[:12]} (sha256 of {self.of}){patched}"
+
+
 class Benchmark(Record):
     """A benchmark directory (APEX dataset or Archipelago task package), loaded."""
 
@@ -143,6 +163,7 @@ class Benchmark(Record):
     root: str
     tasks: list[Task]
     worlds: list[World]
+    version: BenchmarkVersion | None = None
 
     def task(self, key: str) -> Task | None:
         """The first task whose id or name is `key` (ids are unique; a name can be shared)."""

@@ -13,8 +13,9 @@ from typing import Any, TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field
 
-from rubric_audit.core.errors import InputError, files_under, read_json, validated
+from rubric_audit.core.errors import InputError, decode_text, files_under, parse_json, read_bytes, validated
 from rubric_audit.core.model import App, Benchmark, Criterion, Gold, Number, PathSafeId, Task, World
+from rubric_audit.load.lineage import benchmark_version
 
 M = TypeVar("M", bound=BaseModel)
 
@@ -55,11 +56,12 @@ class ApexWorld(_Apex):
     apps: list[App] = Field(default_factory=list)
 
 
-def _json_list(path: Path) -> list[Any]:
-    data = read_json(path)
-    if not isinstance(data, list):
-        raise InputError(path, "(top level)", f"expected a list, found {type(data).__name__}")
-    return data
+def _json_list(path: Path, data: bytes | None = None) -> list[Any]:
+    """The JSON list a file holds (its bytes `data`, where already read)."""
+    parsed = parse_json(path, decode_text(path, read_bytes(path) if data is None else data))
+    if not isinstance(parsed, list):
+        raise InputError(path, "(top level)", f"expected a list, found {type(parsed).__name__}")
+    return parsed
 
 
 def world_source(root: Path, world_id: str) -> str | None:
@@ -148,8 +150,9 @@ def load_apex(root: Path) -> Benchmark:
     """Read tasks, worlds, overlays and gold files of the APEX benchmark at `root`."""
     root = Path(root)
     path = root / TASKS_FILE
+    data = read_bytes(path)
     raw_tasks = [validated(path, item, ApexTask, f"[{i}]")
-                 for i, item in enumerate(_json_list(path))]
+                 for i, item in enumerate(_json_list(path, data))]
     check_unique_ids([t.task_id for t in raw_tasks], path, "[{}].task_id", "[{}]", "task_id {}")
     tasks: list[Task] = []
     for i, raw in enumerate(raw_tasks):
@@ -157,4 +160,5 @@ def load_apex(root: Path) -> Benchmark:
                          f"[{i}].rubric[{{}}].verifier_id", "rubric[{}]",
                          "verifier_id {} in this task")
         tasks.append(_task(root, raw, path, i))
-    return Benchmark(name=root.resolve().name, root=str(root), tasks=tasks, worlds=_worlds(root))
+    return Benchmark(name=root.resolve().name, root=str(root), tasks=tasks, worlds=_worlds(root),
+                     version=benchmark_version(root, TASKS_FILE, data))

@@ -12,6 +12,7 @@ from pathlib import Path
 from rubric_audit.core.errors import InputError
 from rubric_audit.core.model import Benchmark
 from rubric_audit.load.apex import TASKS_FILE, is_apex, load_apex
+from rubric_audit.load.lineage import tasks_version
 from rubric_audit.load.task_package import is_task_package, load_task_package
 
 LAYOUTS: list[tuple[str, Callable[[Path], bool], Callable[[Path], Benchmark]]] = [
@@ -27,10 +28,13 @@ def is_benchmark(path: Path) -> bool:
 
 
 def load_benchmark(root: Path) -> Benchmark:
-    """The benchmark at `root`, read by the loader of the layout its marker files name."""
+    """The benchmark at `root`, read by the loader of the layout its marker files name, with
+    its version (a layout without one tasks file: of its tasks as read)."""
     root = Path(root)
     for _, marks, load in LAYOUTS:
         if root.is_dir() and marks(root):
-            return load(root)
+            bench = load(root)
+            return bench if bench.version else bench.model_copy(
+                update={"version": tasks_version(bench.tasks)})
     raise InputError(root, None, "not a benchmark directory: expected "
                                  + " or ".join(name for name, _, _ in LAYOUTS))

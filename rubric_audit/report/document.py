@@ -205,6 +205,9 @@ def _overview(summary: AuditSummary) -> Section:
         f"Models used by this audit: {', '.join(map(stranger, summary.models_used))}."
         if summary.models_used
         else "Ran offline: no model was called."))]
+    if summary.benchmark_version is not None:
+        blocks.append(Text(f"Benchmark version {summary.benchmark_version.describe()}: every "
+                           f"score here is of this version."))
     if summary.skipped:
         blocks += [Text("Not run:"), Bullets(
             [f"{s['step']} (needs {s.get('needs', 'a model')}): enable with `{s['enable_with']}`"

@@ -18,6 +18,7 @@ from rubric_audit.checks.screen import Screen, gather, screen
 from rubric_audit.core.model import (
     CODE_GRADER,
     Attempt,
+    BenchmarkVersion,
     CheckSummary,
     Control,
     ControlGrade,
@@ -184,6 +185,7 @@ class AuditSummary(BaseModel):
     alarms: list[str]
     statistics: Statistics
     findings: FindingCounts
+    benchmark_version: BenchmarkVersion | None = None  # which version of the benchmark
 
 
 def _scores(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGrade],
@@ -455,4 +457,5 @@ def build_summary(store: AuditStore, threshold: float = 0.5,
         statistics=build_statistics(tasks, attempts, grades, graders, findings, current,
                                     consensus_labels, achievable_ids, store.finding_reviews()),
         findings=_counts(findings, tasks),
+        benchmark_version=store.benchmark_version(),
     )

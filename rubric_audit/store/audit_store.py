@@ -25,6 +25,7 @@ from rubric_audit.core.errors import InputError, invalid
 from rubric_audit.core.model import (
     Attempt,
     Benchmark,
+    BenchmarkVersion,
     Control,
     ControlGrade,
     CriterionGrade,
@@ -181,6 +182,7 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
     _ungraded_apart,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
+VERSION_META = "benchmark_version"
 APPLICATION_ID = 0x52415544  # "RAUD" in the SQLite header: a store this tool made
 MAX_TRAJECTORY_JSON_BYTES = 200_000_000  # a stored trajectory expands to at most this
 M = TypeVar("M", bound=BaseModel)
@@ -337,9 +339,12 @@ class AuditStore:
         self.db.execute("COMMIT")
 
     def save_benchmark(self, bench: Benchmark) -> None:
-        """Store the benchmark's tasks and worlds, replacing earlier versions of them."""
+        """Store the benchmark's tasks and worlds, replacing earlier versions of them, and which
+        version of the benchmark they are."""
         self.db.execute("INSERT OR REPLACE INTO benchmark (id, name, root) VALUES (1, ?, ?)",
                         (bench.name, bench.root))
+        if bench.version is not None:
+            self.set_meta(VERSION_META, bench.version.model_dump())
         self.db.executemany("INSERT OR REPLACE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?)",
                             [_task_row(t) for t in bench.tasks])
         self.db.executemany("INSERT OR REPLACE INTO worlds VALUES (?, ?)",
@@ -576,6 +581,17 @@ class AuditStore:
     def benchmark_name(self) -> str | None:
         row = self.db.execute("SELECT name FROM benchmark").fetchone()
         return row[0] if row else None
+
+    def benchmark_root(self) -> str | None:
+        """The benchmark folder as the audit was given it."""
+        row = self.db.execute("SELECT root FROM benchmark").fetchone()
+        return row[0] if row else None
+
+    def benchmark_version(self) -> BenchmarkVersion | None:
+        """The version of the benchmark audited (None: an audit of runs alone, or one stored
+        before versions were)."""
+        stored = self.meta(VERSION_META)
+        return None if stored is None else self._load(BenchmarkVersion, json.dumps(stored))
 
     def tasks(self) -> list[Task]:
         return [self._load(Task, r[0])
