@@ -22,7 +22,7 @@ LAYERS: list[tuple[int, tuple[str, ...]]] = [
     (4, ("rubric_audit.grade", "rubric_audit.run")),  # the steps that call models
     (5, ("rubric_audit.review",)),  # the review log, its queues, a session, search, suggestions
     (6, ("rubric_audit.report",)),  # scores, statistics, report.md/html, exports
-    (7, ("rubric_audit.audit",)),  # the main job, end to end
+    (7, ("rubric_audit.audit", "rubric_audit.patch")),  # the main job; from finding to fix
     (8, ("rubric_audit.cli", "rubric_audit.__main__")),  # the command line: the edge
     (9, ("tui",)),  # the review app, started by `rubric-audit review`
 ]

@@ -139,6 +139,26 @@ def csv_cell(value: object) -> object:
     return "'" + value if value.startswith(FORMULA_START) else value
 
 
+TOML_ESCAPES = {'"': '\\"', "\\": "\\\\", "\b": "\\b", "\t": "\\t", "\n": "\\n",
+                "\f": "\\f", "\r": "\\r"}
+TOML_UNSAFE = re.compile(f"[\"\\\\\\t\\n{UNSAFE.pattern[1:-1]}]")
+
+
+def toml_string(text: str) -> str:
+    """A TOML basic string (quotes included) holding `text`, for a file a person edits: what TOML
+    must escape escaped, and every character `visible` would show as an escape (controls, bidi,
+    zero-width) written as `\\uXXXX`, so an editor shows the text as written and a TOML reader
+    reads it back exactly. Text with line breaks is a multi-line string, one line per line."""
+    def escape(found: re.Match[str]) -> str:
+        char = found.group()
+        return TOML_ESCAPES.get(char) or f"\\u{ord(char):04X}"
+
+    if "\n" not in text:
+        return f'"{TOML_UNSAFE.sub(escape, text)}"'
+    lines = [TOML_UNSAFE.sub(escape, line) for line in text.split("\n")]
+    return '"""\n' + "\n".join(lines) + '"""'
+
+
 def plot_label(text: str) -> str:
     """A matplotlib label shown as written: `$` would open mathtext (a parse error fails the
     drawing), controls are made visible."""

@@ -4,7 +4,7 @@ from __future__ import annotations
 
 from rubric_audit.core.model import Finding, Task
 from rubric_audit.core.text import markdown
-from rubric_audit.report.document import Bullets, Plot, Row, Table, Text, build_document
+from rubric_audit.report.document import Bullets, Plot, Row, Section, Table, Text, build_document
 from rubric_audit.report.summary import AuditSummary
 
 
@@ -13,8 +13,13 @@ def _cell(text: str) -> str:
 
 
 def render_markdown(summary: AuditSummary, findings: list[Finding], tasks: dict[str, Task]) -> str:
+    return render_sections(build_document(summary, findings, tasks))
+
+
+def render_sections(sections: list[Section]) -> str:
+    """Sections as markdown: the first a title, the others its sections."""
     lines: list[str] = []
-    for number, section in enumerate(build_document(summary, findings, tasks)):
+    for number, section in enumerate(sections):
         lines += [f"{'#' if number == 0 else '##'} {_cell(section.title)}", ""]
         for block in section.blocks:
             if isinstance(block, Text):
