@@ -85,6 +85,7 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "input_id_collision": ("attempt", "sources"),
     "input_attempt_conflict": ("stored_source", "skipped_source"),
     "input_variants_disagree": ("kept", "other"),
+    "input_graded_under_earlier_version": ("attempts", "lineage"),
     **{check: MODEL_LINT for check in MODEL_CHECKS},
 }
 
