@@ -243,16 +243,21 @@ def _by_brute_force(answer: str, trajectory: Trajectory) -> list[tuple]:
     seen = _Seen(trajectory)  # the trajectory's numbers as read: values, tokens, their sources
     values, tokens = seen.values.tolist(), seen.tokens
     sources = [seen.sources[owner][:2] for owner in seen.owners.tolist()]  # (step, tool)
-    pool = sorted({float(t) for t in tokens if _significant(t) >= 2})
     ways = (("sum of {b:g} and {a:g}", lambda m, b: m - b),
             ("difference of {a:g} and {b:g}", lambda m, b: b + m),
             ("ratio of {a:g} to {b:g}", lambda m, b: b * m),
-            ("change from {b:g} to {a:g}", lambda m, b: b * (1 + m)))
+            ("product of {a:g} and {b:g}", lambda m, b: m / b if b else float("inf")),
+            ("change from {b:g} to {a:g}", lambda m, b: b * (1 + m)),
+            ("share of {b:g} other than {a:g}", lambda m, b: b * (1 - m)))
     out = []
     for q in find_quantities(answer):
         if (digits := _significant(q.text)) < 2:
             continue
         low, high = _interval(q)
+        # operands: two significant digits or more, any where the result has four or more;
+        # each fraction also as a percentage
+        operands = {float(t) for t in tokens if digits >= 4 or _significant(t) >= 2}
+        pool = sorted(operands | {v * 100 for v in operands if 0 < v < 1})
         # as precise as the answer's number at any scale, else any; at a scale, the earliest
         hit = next((min(hits) for need in (digits, 0) for s in SCALES
                     if (hits := [(sources[i][0], i) for i in range(len(values))
@@ -264,11 +269,15 @@ def _by_brute_force(answer: str, trajectory: Trajectory) -> list[tuple]:
         how = next((text.format(a=float(operand((low / s + high / s) / 2, b)), b=b)
                     + " (values seen)"
                     for s in SCALES for i, (text, operand) in enumerate(ways)
-                    if i < 3 or high / s < 1  # a change of more than 100% reads as none
-                    for b in pool if any(operand(low / s, b) <= a <= operand(high / s, b)
-                                         for a in pool)), None)
+                    if i < 4 or high / s < 1  # a change or complement past 100%: none
+                    for b in pool if _operand_between(pool, operand(low / s, b),
+                                                      operand(high / s, b))), None)
         out.append((q.text, "computed" if how else "unsupported", None, None, how or ""))
     return out
+
+
+def _operand_between(pool: list[float], one: float, other: float) -> bool:
+    return any(min(one, other) <= a <= max(one, other) for a in pool)
 
 
 def _written(mantissa: float, power: int, places: int) -> str:
@@ -319,3 +328,34 @@ def test_sources_are_those_a_brute_force_search_finds(
         found = [(v.text, v.status, v.step, v.tool, "" if v.status == "seen" else v.where)
                  for v in answer_provenance(answer, trajectory)]
     assert found == _by_brute_force(answer, trajectory)
+
+
+@pytest.mark.parametrize(("result", "workbook", "answer"), [
+    # a difference of two values the task's workbook computes
+    ("Sep target 52.75", {"Val!C24": 48.61}, "The breakeven of $48.61 sits $4.14 below the strike"),
+    # a fraction in the result, subtracted as a percentage from the prompt's 98.5%
+    ("on_time 0.9712", {}, "97.12% on time, 1.38 points under the SLA"),
+    # a rate written with a decimal comma
+    ("de toeslag bedraagt 13,9% per 1 september", {}, "The surcharge is 13.9% from September"),
+    # a complement of a ratio: accuracy is 1 - 488/82,631
+    ("mispicks 488, lines 82631", {}, "Pick accuracy was 99.41%"),
+    # a precise average over a single-digit count
+    ("branches 5, total_deposits 551331667", {}, "They average $110.27m of deposits"),
+], ids=["workbook operand", "fraction as percent", "decimal comma", "complement", "per unit"])
+def test_values_a_reviewer_can_trace_are_not_findings(result: str, workbook: dict[str, float],
+                                                       answer: str) -> None:
+    """Each way of coming to a number from what the agent saw, on a case where it is the only
+    way: none is unsupported (prompt: 'the 98.5% SLA')."""
+    call = ToolCall(id="c1", name="files_read", arguments="{}", result=result)
+    attempt, trajectory = _attempt(answer, call)
+    trajectory.steps[0].text += " The SLA is 98.5%."
+    assert list(answer_value_unsupported(attempt, trajectory, workbook)) == []
+
+
+def test_a_short_made_up_number_still_needs_two_precise_operands() -> None:
+    """A single-digit operand counts only for a result of four significant digits or more:
+    '12%' is not 'computed' from 5 and 60."""
+    call = ToolCall(id="c1", name="files_read", arguments="{}", result="branches 5, staff 60")
+    attempt, trajectory = _attempt("Attrition was 12.3% last year", call)
+    [finding] = answer_value_unsupported(attempt, trajectory)
+    assert finding.evidence["values"] == ["12.3%"]

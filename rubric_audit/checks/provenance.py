@@ -85,7 +85,7 @@ class _Seen:
         self.tokens = [t for t, keep in zip(tokens, kept.tolist(), strict=True) if keep]
         self._order = np.argsort(self.values, kind="stable")  # positions, by value
         self._sorted = self.values[self._order]
-        self._pool: np.ndarray | None = None
+        self._pools: dict[bool, np.ndarray] = {}  # operands, by whether any digits count
         self._parsed: dict[int, JsonTree | None] = {}  # a source's JSON, parsed once
 
     def _add(self, step: int, tool: str, text: str, arguments: str, tokens: list[str]) -> int:
@@ -123,23 +123,30 @@ class _Seen:
             self._parsed[owner] = parse_result(text)
         return step, tool, _context(text, token), place_of(text, self._parsed[owner], token)
 
-    def pool(self) -> np.ndarray:
-        """Distinct values written to two significant digits or more: operands of a computation
-        ("2 - 0.06" is no reason)."""
-        if self._pool is None:
+    def pool(self, extra: np.ndarray | None = None, any_digits: bool = False) -> np.ndarray:
+        """The operands of a computation: distinct values written to two significant digits or
+        more ("2 - 0.06" is no reason), or to any number of digits with `any_digits` (a precise
+        result's operands: an average over 5 branches); each fraction also as a percentage
+        (0.9712 is the 97.12% the answer subtracts from 98.5%); and `extra`, what the task's
+        workbook computes (an agent that read it can compute from it)."""
+        if any_digits not in self._pools:
             distinct = np.unique(self.values)
-            if len(distinct) > MAX_POOL_FOR_PAIRS:
-                self._pool = distinct
+            if len(distinct) > MAX_POOL_FOR_PAIRS or any_digits:
+                base = distinct
             else:
                 precise = {float(t) for t in set(self.tokens)
                            if _significant(t) >= MIN_SIGNIFICANT_DIGITS}
-                self._pool = np.array(sorted(precise), dtype=float)
-        return self._pool
+                base = np.array(sorted(precise), dtype=float)
+            self._pools[any_digits] = np.unique(np.concatenate(
+                [base, base[(base > 0) & (base < 1)] * 100]))
+        pool = self._pools[any_digits]
+        return pool if extra is None or not len(extra) else np.unique(np.concatenate([pool,
+                                                                                      extra]))
 
-    def any_between(self, low: np.ndarray, high: np.ndarray) -> np.ndarray:
-        """For each [low, high], whether a pool value lies in it."""
-        pool = self.pool()
-        return np.searchsorted(pool, high, side="right") > np.searchsorted(pool, low, "left")
+
+def _between(pool: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
+    """For each [low, high], whether a pool value lies in it."""
+    return np.searchsorted(pool, high, side="right") > np.searchsorted(pool, low, "left")
 
 
 def _context(text: str, token: str) -> str:
@@ -163,25 +170,31 @@ def _interval(q: Quantity) -> tuple[float, float]:
 
 
 Values = np.ndarray | float  # a value, or a grid of them searched at once
-# How a value m comes from two values seen, a and b: for each b, the a it takes. The last, a
-# change, is read only for m under 1 (a change of more than 100%: no percentage reads that way).
+# How a value m comes from two values seen, a and b: for each b, the a it takes. The last two, a
+# change and a complement, are read only for m under 1 (no percentage reads that way past 100%).
 WAYS: tuple[tuple[str, Callable[[Values, Values], Values]], ...] = (
     ("sum of {b:g} and {a:g}", lambda m, b: m - b),
     ("difference of {a:g} and {b:g}", lambda m, b: b + m),
     ("ratio of {a:g} to {b:g}", lambda m, b: b * m),
     ("product of {a:g} and {b:g}", lambda m, b: m / b),  # a price times a count, X% of Y
-    ("change from {b:g} to {a:g}", lambda m, b: b * (1 + m)))
+    ("change from {b:g} to {a:g}", lambda m, b: b * (1 + m)),
+    ("share of {b:g} other than {a:g}", lambda m, b: b * (1 - m)))  # accuracy: 1 - errors/lines
 LOOKUPS_PER_SEARCH = 1_024
+PRECISE_RESULT = 4  # significant digits from which a single-digit operand counts
 
 
-def _computed(seen: _Seen, low: float, high: float) -> str | None:
-    """How two values seen give a value in [low, high] (a sum, difference, ratio, product or
-    change): the first way at the first power-of-ten scale that has one, with the smallest b.
+def _computed(seen: _Seen, low: float, high: float, digits: int,
+              workbook: np.ndarray | None = None) -> str | None:
+    """How two values seen (or computed by the task's workbook) give a value in [low, high] (a
+    sum, difference, ratio, product, change or complement): the first way at the first
+    power-of-ten scale that has one, with the smallest b. A result of PRECISE_RESULT
+    significant digits or more may have a single-digit operand (a total over 5 branches): a
+    coincidence that precise is unlikely.
 
-    The a each b needs is looked up in the sorted values seen, every way of as many scales at
-    once as keep a search near LOOKUPS_PER_SEARCH lookups: a few values seen are tried at every
-    scale in one search, many one scale at a time (the first usually answers)."""
-    pool = seen.pool()
+    The a each b needs is looked up in the sorted operands, every way of as many scales at once
+    as keep a search near LOOKUPS_PER_SEARCH lookups: a few operands are tried at every scale in
+    one search, many one scale at a time (the first usually answers)."""
+    pool = seen.pool(workbook, any_digits=digits >= PRECISE_RESULT)
     if len(pool) > MAX_POOL_FOR_PAIRS:
         return f"not tested: {len(pool):,} numbers seen, too many for a pair to mean anything"
     lows, highs = low / SCALE_FACTORS, high / SCALE_FACTORS
@@ -189,9 +202,10 @@ def _computed(seen: _Seen, low: float, high: float) -> str | None:
     for start in range(0, len(SCALES), per_search):
         lo, hi = lows[start:start + per_search, None], highs[start:start + per_search, None]
         with np.errstate(divide="ignore", invalid="ignore"):  # a product's b of 0: no a
-            found = seen.any_between(  # by scale, way and b
-                *(np.stack([operand(m, pool) for _, operand in WAYS], axis=1) for m in (lo, hi)))
-        found[hi[:, 0] >= 1, -1] = False  # no change of 100% or more
+            ends = [np.stack([operand(m, pool) for _, operand in WAYS], axis=1) for m in (lo, hi)]
+            # by scale, way and b (a complement falls as m rises: its ends are swapped)
+            found = _between(pool, np.fmin(*ends), np.fmax(*ends))
+        found[hi[:, 0] >= 1, -2:] = False  # no change or complement of 100% or more
         by_way = found.any(axis=2)
         if by_way.any():
             scale, way = divmod(int(by_way.argmax()), len(WAYS))
@@ -247,7 +261,7 @@ def answer_provenance(answer: str, trajectory: Trajectory,
         if computes is not None:
             out.append(ValueSource(text=q.text, status="workbook", where=computes))
             continue
-        how = _computed(seen, low, high)
+        how = _computed(seen, low, high, _significant(q.text), book.values)
         out.append(ValueSource(text=q.text, status="computed" if how else "unsupported",
                                where=how or ""))
     return out

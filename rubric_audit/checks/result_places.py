@@ -26,15 +26,18 @@ WORD = re.compile(r"[A-DF-Za-df-z]")  # a letter other than an exponent's e
 JsonTree = dict[str, Any] | list[Any]  # a parsed result: its leaves are any JSON, told apart by type
 Way = tuple["Way | None", str | int, JsonTree]  # a node's way up: (its parent's, its key, its parent)
 PLAIN_NUMBER = re.compile(r"(?<![\w.])\d+(?:,\d+)*(?:\.\d+)?(?:[eE][-+]?\d+)?")
+DECIMAL_COMMA = re.compile(r"\d+,\d{1,2}")
 
 
 def readings(found: list[str]) -> list[str]:
-    """"1,234" is one number in prose and two cells in CSV: both readings are kept."""
+    """"1,234" is one number in prose and two cells in CSV: both readings are kept; "13,9" is
+    also 13.9, written with a decimal comma (no thousands group has one or two digits)."""
     grouped = [w for w in found if "," in w]
     if not grouped:
         return found
     return [w for w in found if "," not in w] + [
-        reading for w in grouped for reading in (w.replace(",", ""), *w.split(","))]
+        reading for w in grouped for reading in (w.replace(",", ""), *w.split(","), *(
+            [w.replace(",", ".")] if DECIMAL_COMMA.fullmatch(w) else []))]
 
 
 def parse_result(text: str) -> JsonTree | None:
