@@ -171,17 +171,61 @@ def test_run_with_an_escaping_variant_name_writes_nothing(bench: Path, tmp_path:
     assert sorted(tmp_path.rglob("*")) == before
 
 
-def test_offline_commands_import_nothing_model_related(tmp_path: Path) -> None:
-    """litellm, instructor and openai cost seconds to import; offline paths must not pay it."""
-    script = ("import sys\nfrom typer.testing import CliRunner\nfrom rubric_audit.cli import app\n"
-              "for args in sys.argv[1:]:\n"
-              "    assert CliRunner().invoke(app, args.split()).exit_code == 0, args\n"
-              "print(sorted(m for m in ('litellm', 'instructor', 'openai') if m in sys.modules))")
+# What the slim install (`pip install -e .`) lacks: the models extra and what only it pulls in.
+# httpx, also in the extra, stays: mcp brings it.
+NOT_IN_THE_SLIM_INSTALL = ("litellm", "instructor", "openai", "tenacity", "tiktoken", "tokenizers",
+                           "huggingface_hub", "aiohttp", "jiter", "boto3")
+WITHOUT_THE_MODEL_STACK = (
+    "import sys\n"
+    f"for name in {NOT_IN_THE_SLIM_INSTALL!r}:\n"
+    "    sys.modules[name] = None  # import fails and find_spec says missing, as when not installed\n"
+    "from typer.testing import CliRunner\nfrom rubric_audit.cli import app\n")
+
+
+def test_the_offline_audit_runs_without_the_model_stack_and_imports_none_of_it(
+        tmp_path: Path) -> None:
+    """The slim install stays slim: with the models extra unimportable, --help, tasks and the
+    offline audit of the sample work, and nothing of the model stack is imported (litellm alone
+    costs seconds)."""
+    script = WITHOUT_THE_MODEL_STACK + (
+        "for args in sys.argv[1:]:\n"
+        "    done = CliRunner().invoke(app, args.split())\n"
+        "    assert done.exit_code == 0, (args, done.output)\n"
+        f"print(sorted(m for m in sys.modules if m.split('.')[0] in {NOT_IN_THE_SLIM_INSTALL!r}"
+        " and sys.modules[m] is not None))")
     done = subprocess.run(
         [sys.executable, "-c", script, "--help", f"tasks {SAMPLE}",
-         f"audit {SAMPLE} --out {tmp_path / 'out'}"],
-        capture_output=True, text=True, check=True)
+         f"audit {SAMPLE} --out {tmp_path / 'out'}", f"report {tmp_path / 'out'}"],
+        capture_output=True, text=True, check=False)
+    assert done.returncode == 0, done.stderr
     assert done.stdout.strip().splitlines()[-1] == "[]"
+    assert (tmp_path / "out" / "report.md").is_file()
+
+
+def test_each_model_command_asks_for_the_models_extra_in_one_line(tmp_path: Path) -> None:
+    runs = SAMPLE / "runs" / "atlas-1"
+    commands = [
+        f"run {SAMPLE} --model openai/a --out {tmp_path / 'runs'} --tasks nordlys_01",
+        f"grade {runs} --judge openai/j",
+        f"suggest {tmp_path / 'none'} --model openai/s",
+        f"audit {SAMPLE} --out {tmp_path / 'out'} --lint-model openai/l",
+        f"ablate {SAMPLE} --model openai/a --sentence Hi. --judge openai/j --out {tmp_path / 'r'}"]
+    script = WITHOUT_THE_MODEL_STACK + (
+        "import json\n"
+        "print(json.dumps([(r.exit_code, r.stderr) for r in\n"
+        "                  (CliRunner().invoke(app, args.split()) for args in sys.argv[1:])]))")
+    done = subprocess.run([sys.executable, "-c", script, *commands], capture_output=True,
+                          text=True, check=True)
+    results = json.loads(done.stdout.strip().splitlines()[-1])
+    for command, (code, stderr), option in zip(
+            commands, results, ["--model", "--judge", "--model", "--lint-model", "--model"],
+            strict=True):
+        assert code == 2, (command, stderr)
+        [line] = stderr.strip().splitlines()
+        assert f": {option}: calling a model needs the models extra (litellm" in line, line
+        assert line.endswith("pip install 'rubric-audit[models]'"), line
+    assert not (tmp_path / "runs").exists() and not (tmp_path / "out").exists()
+    assert not (tmp_path / "r").exists()
 
 
 def test_runs_takes_several_folders_after_one_flag(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from __future__ import annotations
 import functools
 import gc
 import hashlib
+import importlib.util
 import json
 import logging
 import logging.handlers
@@ -49,6 +50,9 @@ os.environ.setdefault("LITELLM_LOCAL_MODEL_COST_MAP", "True")  # never fetch the
 logging.getLogger("instructor").addHandler(logging.NullHandler())
 logging.getLogger("instructor").propagate = False
 
+MODEL_STACK = ("litellm", "instructor", "openai", "tenacity", "httpx")
+"""What the `models` extra installs and this module imports; nothing offline imports them."""
+MODELS_EXTRA = "pip install 'rubric-audit[models]'"
 RETRY_STATUSES = {408, 409, 429}  # and every 5xx
 MAX_RETRY_AFTER = 60.0  # seconds: a provider asking for longer is waited on this long at most
 PREFLIGHT_TIMEOUT = 20.0
@@ -606,11 +610,25 @@ async def choose_mode(config: ModelConfig, option: str, mode_option: str = "--ju
     return "json"
 
 
+def require_model_stack(model: str, option: str) -> None:
+    """Refuse a model, in one line naming its option and the install that brings the model
+    stack, where the slim install left it out (the offline audit needs none of it)."""
+    missing = [name for name in MODEL_STACK if importlib.util.find_spec(name) is None]
+    if missing:
+        raise ModelSetupError(model, option, f"calling a model needs the models extra "
+                                             f"({', '.join(missing)} not installed): "
+                                             f"{MODELS_EXTRA}")
+
+
 def check_models(models: dict[str, ModelConfig], structured: Collection[str] = ()
                  ) -> dict[str, ModelConfig]:
     """Preflight every model a command will use (option name -> config) before it does any work;
     for the options in `structured` (models that give structured replies) also choose the
-    structured mode. Returns the configs with their modes set."""
+    structured mode. Returns the configs with their modes set. The model stack is asked for
+    first, for every model, before any is called."""
+    for option, config in models.items():
+        require_model_stack(config.model, option)
+
     async def check() -> dict[str, ModelConfig]:
         checked: set[tuple[str, str | None, str | None]] = set()
         chosen: dict[tuple[str, str | None, str | None, str | None], StructuredMode] = {}
