@@ -11,11 +11,13 @@ from rich.table import Table
 from rubric_audit.cli.common import (
     MAX_CONCURRENCY,
     CallTimeoutOption,
+    JsonOption,
     JudgeModeOption,
     MaxOutputOption,
     TimeBudgetOption,
     app,
     out,
+    print_json,
     print_sources,
     user_errors,
 )
@@ -165,18 +167,24 @@ def search_command(
                                                        "check.")] = "",
     limit: Annotated[int, typer.Option("--limit", min=1, max=100_000,
                                        help="At most this many matches.")] = 50,
+    as_json: JsonOption = False,
 ) -> None:
     """Find attempts by text in prompts, answers, trajectories (steps, tool calls, results) and
     judge rationales; prints each match with its line in context."""
     from rubric_audit.review.search import search_audit
 
-    hits = search_audit(out_dir, query, model, task, check, limit)
-    out.print(f"{len(hits)} match{'es' if len(hits) != 1 else ''} for {shown(repr(query))}"
-              + (" (the first; raise --limit for more)" if len(hits) == limit else ""))
-    for hit in hits:
-        where = hit.attempt_id or f"{hit.task_id} (task)"
-        out.print(f"[bold]{shown_line(where)}[/bold]  {shown_line(hit.model or '')}  "
-                  f"{shown_line(hit.place)}\n"
+    found = search_audit(out_dir, query, model, task, check, limit)
+    if as_json:
+        print_json(found)
+        return
+    shown_count = (f"{found.total}" if len(found.hits) == found.total
+                   else f"The best {len(found.hits)} of {found.total}")
+    out.print(f"{shown_count} match{'es' if found.total != 1 else ''} for {shown(repr(query))}"
+              + ("" if len(found.hits) == found.total else " (raise --limit for more)"))
+    for hit in found.hits:
+        attempt = f"{hit.variant} #{hit.attempt}" if hit.attempt_id else "the task"
+        out.print(f"[bold]{shown_line(hit.task)}[/bold]  {shown_line(hit.model or '')}  "
+                  f"{shown_line(attempt)}  {shown_line(hit.place)}\n"
                   f"    {shown(hit.line)}", soft_wrap=True)
 
 

@@ -15,6 +15,7 @@ from rich.console import Console
 
 from rubric_audit.core.errors import InputError, input_error_in
 from rubric_audit.core.text import console_line as shown_line
+from rubric_audit.core.text import json_document
 
 if TYPE_CHECKING:
     from rubric_audit.core.llm import ModelConfig
@@ -60,6 +61,17 @@ TimeBudgetOption = Annotated[float | None, typer.Option(
     help="Seconds the command's model calls may take in all, from its start: calls not made or "
          "not finished by then are recorded as unavailable (never as failures), what was done is "
          "kept.")]
+
+
+JsonOption = Annotated[bool, typer.Option(
+    "--json", help="Print one JSON document on stdout instead of tables (for scripts).")]
+
+
+def print_json(value: object) -> None:
+    """`value` (a pydantic model, or plain data holding them) as one JSON document on stdout."""
+    from pydantic import TypeAdapter
+
+    typer.echo(json_document(TypeAdapter(object).dump_python(value, mode="json")))
 
 
 class _Options:

@@ -6,6 +6,7 @@ Archipelago names onto them. Everything here is plain data: no I/O, no behaviour
 
 from __future__ import annotations
 
+import difflib
 import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
@@ -13,6 +14,8 @@ from functools import cached_property
 from typing import Annotated, Any, Literal
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
+
+from rubric_audit.core.errors import InputError
 
 MAX_ID_BYTES = 200
 
@@ -111,6 +114,26 @@ class Task(Record):
     def criterion(self, criterion_id: str) -> Criterion | None:
         return next((c for c in self.criteria if c.id == criterion_id), None)
 
+    def criterion_numbers(self) -> dict[str, str]:
+        """Criterion id -> "C1", "C2" ... in rubric order: how every output names a criterion."""
+        return {c.id: f"C{i}" for i, c in enumerate(self.criteria, 1)}
+
+
+def find_task(tasks: Sequence[Task], key: str, where: str, field: str = "task") -> Task:
+    """The task whose id or name is `key`, else the only one that is `key` but for case; where
+    there is none, one line naming `where` and `field` and the closest ids and names."""
+    exact = next((t for t in tasks if key in (t.id, t.name)), None)
+    if exact is not None:
+        return exact
+    folded = {t.id: t for t in tasks if key.casefold() in (t.id.casefold(), t.name.casefold())}
+    if len(folded) == 1:
+        return next(iter(folded.values()))
+    spelled = {k.casefold(): k for t in tasks for k in (t.id, t.name)}
+    close = sorted(folded) or [spelled[k] for k in difflib.get_close_matches(
+        key.casefold(), list(spelled), n=3)]
+    hint = f"; did you mean {' or '.join(repr(k) for k in close)}?" if close else ""
+    raise InputError(where, field, f"no task {key!r} (by id or name){hint}")
+
 
 class App(Record):
     service_id: str
@@ -181,6 +204,10 @@ class Benchmark(Record):
             by_key.setdefault(t.id, t)
             by_key.setdefault(t.name, t)
         return self.tasks, by_key
+
+    def named(self, key: str, field: str = "task") -> Task:
+        """`find_task` on this benchmark: the task, or one line naming it and `field`."""
+        return self.task(key) or find_task(self.tasks, key, self.root, field)
 
     def world(self, world_id: str) -> World | None:
         return next((w for w in self.worlds if w.id == world_id), None)

@@ -10,6 +10,7 @@ with what would act made visible instead (an escape becomes the four characters 
 from __future__ import annotations
 
 import html
+import json
 import re
 from collections.abc import Callable
 
@@ -58,6 +59,13 @@ def console_line(text: str) -> str:
     `console`, with line breaks written as `\\n` too, so a name holding one cannot start a line
     of its own (a second "error:" line, a summary of a source that was never read)."""
     return console(text.replace("\n", "\\n"))
+
+
+def json_document(value: object) -> str:
+    """JSON for stdout (`--json`): every string exact once parsed, each character that would act
+    on a terminal or not encode (controls, bidi, zero-width, lone surrogates) as its JSON escape."""
+    return UNSAFE.sub(lambda m: f"\\u{ord(m.group()):04x}",
+                      json.dumps(value, ensure_ascii=False, indent=2))
 
 
 def stranger(text: str) -> str:

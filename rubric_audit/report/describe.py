@@ -17,7 +17,7 @@ QUOTE_LIMIT = 300
 
 def criterion_numbers(task: Task) -> dict[str, str]:
     """Criterion id -> "C1", "C2" ... in rubric order."""
-    return {c.id: f"C{i}" for i, c in enumerate(task.criteria, 1)}
+    return task.criterion_numbers()
 
 
 def criterion_title(task: Task, criterion_id: str | None) -> str:

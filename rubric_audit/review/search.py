@@ -4,36 +4,46 @@ judge rationales, through an SQLite FTS5 index in audit.db; and the review queue
 The index holds only the words (a contentless FTS5 table, so audit.db does not store the text
 twice); `search_rows` says where each indexed text lives, and a hit's line is read back from the
 store. The index is rebuilt when what it was built from changed (a stamp in `meta`), so imports
-and audits do not pay for it and a search never sees stale text.
+and audits do not pay for it and a search never sees stale text. Its SQL is the store's
+(`AuditStore.search`, `replace_search_index`); this module keeps the query language, what is
+indexed and how a hit reads (task names, criteria as "C1", the line in context).
 """
 
 from __future__ import annotations
 
 import re
-import sqlite3
 from collections.abc import Iterator
-from contextlib import contextmanager
 from pathlib import Path
-from typing import Any
 
-from rubric_audit.core.errors import InputError
-from rubric_audit.core.model import Attempt, Record, Task, Trajectory
-from rubric_audit.store.audit_store import AuditStore, open_audit
+from rubric_audit.core.model import Record, Task, Trajectory, find_task
+from rubric_audit.store.audit_store import AuditStore, SearchDocument, SearchRow, open_audit
 
-INDEX_META = "search_index"
 CONTEXT = 70
 FILTER_KEYS = ("model", "domain", "check", "label")
 FILTER_TOKEN = re.compile(rf"\b({'|'.join(FILTER_KEYS)}):(\"[^\"]*\"|\S+)", re.I)
 
 
 class Hit(Record):
-    """One indexed text that matched: where it is, and its first matching line in context."""
+    """One indexed text that matched: its task (id and name), its attempt (id, model, variant
+    and index; none for a task's prompt), where in it (a criterion as "C1"), and its first
+    matching line in context."""
 
     task_id: str
+    task: str
     attempt_id: str | None
     model: str | None
+    variant: str | None = None
+    attempt: int | None = None
     place: str
     line: str
+
+
+class SearchResult(Record):
+    """The best hits (at most the limit asked) and how many texts matched in all."""
+
+    query: str
+    hits: list[Hit]
+    total: int
 
 
 class QueueFilter(Record):
@@ -69,18 +79,18 @@ def _step_text(trajectory: Trajectory, index: int) -> str:
 
 
 def _place(kind: str, step: int | None, criterion: str | None, grader: str | None,
-           trajectory: Trajectory | None) -> str:
+           trajectory: Trajectory | None, task: Task | None) -> str:
     if kind == "step" and trajectory is not None and step is not None:
         names = ", ".join(dict.fromkeys(c.name for c in trajectory.steps[step].tool_calls))
         return f"step {step}" + (f" {names}" if names else "")
     if kind == "rationale":
-        return f"rationale {criterion} ({grader})"
+        number = task.criterion_numbers().get(criterion or "") if task else None
+        return f"rationale {number or criterion} ({grader})"
     return kind
 
 
-def _documents(store: AuditStore) -> Iterator[tuple[str, str, str | None, int | None, str | None,
-                                                     str | None, str]]:
-    """(kind, task id, attempt id, step, criterion, grader, text) of everything searchable."""
+def _documents(store: AuditStore) -> Iterator[SearchDocument]:
+    """Everything searchable, as the index holds it."""
     for task in store.tasks():
         yield "prompt", task.id, None, None, None, None, task.prompt
     tasks = {}
@@ -98,41 +108,10 @@ def _documents(store: AuditStore) -> Iterator[tuple[str, str, str | None, int | 
                    grade.criterion_id, grade.grader, grade.rationale)
 
 
-def _stamp(store: AuditStore) -> list[float]:
-    """What the index was built from: counts and total sizes of tasks, attempts, grades."""
-    return [v for table, column in (("tasks", "json"), ("attempts", "json"), ("grades", "json"),
-                                    ("trajectories", "data"))
-            for v in store.db.execute(f"SELECT count(*), total(length({column})) FROM {table}")
-            .fetchone()]
-
-
-@contextmanager
-def _index_in_use(store: AuditStore) -> Iterator[None]:
-    """Reading or rebuilding the index: SQLite refusing it (its blocks altered, so FTS5 cannot
-    even open the table) is a damaged store, said in one line, not an internal error."""
-    try:
-        yield
-    except sqlite3.DatabaseError as exc:
-        raise InputError(store.path, "search index", f"damaged ({exc}): this audit.db cannot be "
-                                                     "searched; audit again into a new --out "
-                                                     "to search it") from None
-
-
 def ensure_index(store: AuditStore) -> None:
     """Build the index if it is missing or older than what it indexes."""
-    stamp = _stamp(store)
-    if store.meta(INDEX_META) == stamp:
-        return
-    with _index_in_use(store), store.transaction():
-        store.db.execute("INSERT INTO search_index (search_index) VALUES ('delete-all')")
-        store.db.execute("DELETE FROM search_rows")
-        for row_id, (kind, task, attempt, step, criterion, grader, text) in enumerate(
-                _documents(store), start=1):
-            store.db.execute("INSERT INTO search_rows VALUES (?, ?, ?, ?, ?, ?, ?)",
-                             (row_id, kind, task, attempt, step, criterion, grader))
-            store.db.execute("INSERT INTO search_index (rowid, text) VALUES (?, ?)",
-                             (row_id, text))
-        store.set_meta(INDEX_META, stamp)
+    if not store.search_index_is_current():
+        store.replace_search_index(_documents(store))
 
 
 def _match(text: str) -> str:
@@ -159,58 +138,57 @@ def _line(text: str, query: str) -> str:
 
 
 def search(store: AuditStore, query: str, model: str = "", task: str = "", check: str = "",
-           limit: int = 50) -> list[Hit]:
+           limit: int = 50) -> SearchResult:
     """Indexed texts holding the phrase `query`, best first, narrowed to attempts of a model
-    (part of its name), a task (id or name) or tasks with a finding of a check."""
+    (part of its name), a task (id or name: one the audit lacks is refused, with the closest
+    names) or tasks with a finding of a check; with how many match in all."""
+    if task:
+        task = find_task(store.tasks(), task, str(store.path), "--task").id
     ensure_index(store)
     if not re.search(r"\w", query):
-        return []
-    sql = ["SELECT r.kind, r.task_id, r.attempt_id, r.step, r.criterion_id, r.grader, a.model "
-           "FROM search_index JOIN search_rows r ON r.id = search_index.rowid "
-           "LEFT JOIN attempts a ON a.attempt_id = r.attempt_id "
-           "WHERE search_index MATCH ?"]
-    args: list[object] = [_match(query)]
-    if model:
-        sql.append("AND (a.model LIKE ? OR (r.attempt_id IS NULL AND r.task_id IN "
-                   "(SELECT task_id FROM attempts WHERE model LIKE ?)))")
-        args += [f"%{model}%"] * 2
-    if task:
-        sql.append("AND r.task_id IN (SELECT task_id FROM tasks WHERE task_id = ? OR name = ?)")
-        args += [task, task]
-    if check:
-        sql.append("AND r.task_id IN (SELECT task_id FROM findings WHERE check_name = ?)")
-        args.append(check)
-    sql.append("ORDER BY rank LIMIT ?")
-    args.append(limit)
-    with _index_in_use(store):
-        rows = store.db.execute(" ".join(sql), args).fetchall()
-    read: dict[str, Trajectory | None] = {}
-    return [_hit(store, row, query, read) for row in rows]
+        return SearchResult(query=query, hits=[], total=0)
+    rows, total = store.search(_match(query), model, task, check, limit)
+    reader = _Reader(store)
+    return SearchResult(query=query, hits=[reader.hit(row, query) for row in rows], total=total)
 
 
-def _hit(store: AuditStore, row: tuple[Any, ...], query: str, read: dict[str, Trajectory | None]
-         ) -> Hit:
-    """`row`: search's columns as sqlite gives them (which are NULL depends on the row's kind)."""
-    kind, task_id, attempt_id, step, criterion, grader, model = row
-    trajectory = None
-    if kind == "step":
-        if attempt_id not in read:
-            read[attempt_id] = store.trajectory(attempt_id)
-        trajectory = read[attempt_id]
-    if kind == "prompt":
-        found = store.db.execute("SELECT json FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
-        text = Task.model_validate_json(found[0]).prompt if found else ""
-    elif kind == "answer":
-        found = store.db.execute("SELECT json FROM attempts WHERE attempt_id = ?",
-                                 (attempt_id,)).fetchone()
-        text = (Attempt.model_validate_json(found[0]).answer or "") if found else ""
-    elif kind == "step":
-        text = _step_text(trajectory, step) if trajectory else ""
-    else:
-        text = next((g.rationale for g in store.grades_for_attempts([attempt_id])
-                     if g.criterion_id == criterion and g.grader == grader), "")
-    return Hit(task_id=task_id, attempt_id=attempt_id, model=model,
-               place=_place(kind, step, criterion, grader, trajectory), line=_line(text, query))
+class _Reader:
+    """Reads back what the hits point to, each task, attempt and trajectory once."""
+
+    def __init__(self, store: AuditStore) -> None:
+        self.store = store
+        self.tasks: dict[str, Task | None] = {}
+        self.trajectories: dict[str, Trajectory | None] = {}
+
+    def task(self, task_id: str) -> Task | None:
+        if task_id not in self.tasks:
+            self.tasks[task_id] = self.store.task(task_id)
+        return self.tasks[task_id]
+
+    def trajectory(self, attempt_id: str) -> Trajectory | None:
+        if attempt_id not in self.trajectories:
+            self.trajectories[attempt_id] = self.store.trajectory(attempt_id)
+        return self.trajectories[attempt_id]
+
+    def hit(self, row: SearchRow, query: str) -> Hit:
+        kind, task_id, attempt_id, step, criterion, grader, model = row
+        task = self.task(task_id)
+        attempt = self.store.attempt(attempt_id) if attempt_id else None
+        trajectory = self.trajectory(attempt_id) if kind == "step" and attempt_id else None
+        if kind == "prompt":
+            text = task.prompt if task else ""
+        elif kind == "answer":
+            text = (attempt.answer or "") if attempt else ""
+        elif kind == "step":
+            text = _step_text(trajectory, step) if trajectory and step is not None else ""
+        else:
+            text = next((g.rationale for g in self.store.grades_for_attempts([attempt_id or ""])
+                         if g.criterion_id == criterion and g.grader == grader), "")
+        return Hit(task_id=task_id, task=task.name if task else task_id, attempt_id=attempt_id,
+                   model=model, variant=attempt.variant if attempt else None,
+                   attempt=attempt.index if attempt else None,
+                   place=_place(kind, step, criterion, grader, trajectory, task),
+                   line=_line(text, query))
 
 
 def matching_tasks(store: AuditStore, text: str) -> set[str]:
@@ -218,14 +196,11 @@ def matching_tasks(store: AuditStore, text: str) -> set[str]:
     ensure_index(store)
     if not re.search(r"\w", text):
         return set()
-    with _index_in_use(store):
-        return {r[0] for r in store.db.execute(
-            "SELECT DISTINCT r.task_id FROM search_index JOIN search_rows r "
-            "ON r.id = search_index.rowid WHERE search_index MATCH ?", (_match(text),))}
+    return store.search_tasks(_match(text))
 
 
 def search_audit(out: Path, query: str, model: str = "", task: str = "", check: str = "",
-                 limit: int = 50) -> list[Hit]:
+                 limit: int = 50) -> SearchResult:
     """`rubric-audit search OUT QUERY`: `search` on OUT/audit.db."""
     with open_audit(Path(out) / "audit.db") as store:
         return search(store, query, model, task, check, limit)

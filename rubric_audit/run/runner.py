@@ -86,13 +86,7 @@ def select_tasks(bench: Benchmark, ids: list[str] | None, sample: int | None,
                  seed: int) -> list[Task]:
     """The tasks named (by id or name), or a seeded random sample, in benchmark order."""
     if ids:
-        chosen = []
-        for key in ids:
-            task = bench.task(key)
-            if task is None:
-                raise InputError("--tasks", None, f"no task {key!r} in {bench.root}")
-            chosen.append(task)
-        return chosen
+        return [bench.named(key, "--tasks") for key in ids]
     if sample is not None:
         picked = set(t.id for t in random.Random(seed).sample(bench.tasks,
                                                               min(sample, len(bench.tasks))))

@@ -187,6 +187,13 @@ APPLICATION_ID = 0x52415544  # "RAUD" in the SQLite header: a store this tool ma
 MAX_TRAJECTORY_JSON_BYTES = 200_000_000  # a stored trajectory expands to at most this
 M = TypeVar("M", bound=BaseModel)
 Schema = frozenset[tuple[str, str, str, str]]
+SearchDocument = tuple[str, str, str | None, int | None, str | None, str | None, str]
+"""What the search index holds of one text: kind, task id, attempt id, step, criterion id,
+grader, and the text itself (only its words are kept)."""
+SearchRow = tuple[str, str, str | None, int | None, str | None, str | None, str | None]
+"""Where an indexed text that matched lives: kind, task id, attempt id, step, criterion id,
+grader, and the attempt's model (None for a task's prompt)."""
+SEARCH_STAMP = "search_index"  # the meta key of what the search index was built from
 
 
 def _schema(db: sqlite3.Connection) -> Schema:
@@ -577,6 +584,91 @@ class AuditStore:
         except json.JSONDecodeError:
             raise InputError(self.path, f"meta {key!r}", "not JSON: not a usable audit.db "
                                                          "(edited by hand?)") from None
+
+    @contextmanager
+    def _search_index_in_use(self) -> Iterator[None]:
+        """Reading or rebuilding the search index: SQLite refusing it (its blocks altered, so
+        FTS5 cannot even open the table) is a damaged store, said in one line."""
+        try:
+            yield
+        except sqlite3.DatabaseError as exc:
+            raise InputError(self.path, "search index", f"damaged ({exc}): this audit.db cannot "
+                                                        "be searched; audit again into a new "
+                                                        "--out to search it") from None
+
+    def search_sources(self) -> list[float]:
+        """What the search index is built from, in numbers: the count and total size of the
+        tasks, attempts, grades and trajectories (any import or audit changes one)."""
+        return [v for table, column in (("tasks", "json"), ("attempts", "json"),
+                                        ("grades", "json"), ("trajectories", "data"))
+                for v in self.db.execute(
+                    f"SELECT count(*), total(length({column})) FROM {table}").fetchone()]
+
+    def search_index_is_current(self) -> bool:
+        return bool(self.meta(SEARCH_STAMP) == self.search_sources())
+
+    def replace_search_index(self, documents: Iterable[SearchDocument]) -> None:
+        """The search index rebuilt from `documents`, stamped with what it was built from."""
+        with self._search_index_in_use(), self.transaction():
+            self.db.execute("INSERT INTO search_index (search_index) VALUES ('delete-all')")
+            self.db.execute("DELETE FROM search_rows")
+            for row_id, (kind, task, attempt, step, criterion, grader, text) in enumerate(
+                    documents, start=1):
+                self.db.execute("INSERT INTO search_rows VALUES (?, ?, ?, ?, ?, ?, ?)",
+                                (row_id, kind, task, attempt, step, criterion, grader))
+                self.db.execute("INSERT INTO search_index (rowid, text) VALUES (?, ?)",
+                                (row_id, text))
+            self.set_meta(SEARCH_STAMP, self.search_sources())
+
+    @staticmethod
+    def _search_where(match: str, model: str, task: str, check: str
+                      ) -> tuple[str, list[object]]:
+        """The FTS5 `match` narrowed to attempts of a model (part of its name), a task (by id)
+        or tasks with a finding of a check: the SQL after FROM, and its arguments."""
+        sql = ["search_index JOIN search_rows r ON r.id = search_index.rowid "
+               "LEFT JOIN attempts a ON a.attempt_id = r.attempt_id "
+               "WHERE search_index MATCH ?"]
+        args: list[object] = [match]
+        if model:
+            sql.append("AND (a.model LIKE ? OR (r.attempt_id IS NULL AND r.task_id IN "
+                       "(SELECT task_id FROM attempts WHERE model LIKE ?)))")
+            args += [f"%{model}%"] * 2
+        if task:
+            sql.append("AND r.task_id = ?")
+            args.append(task)
+        if check:
+            sql.append("AND r.task_id IN (SELECT task_id FROM findings WHERE check_name = ?)")
+            args.append(check)
+        return " ".join(sql), args
+
+    def search(self, match: str, model: str = "", task: str = "", check: str = "",
+               limit: int = 50) -> tuple[list[SearchRow], int]:
+        """The indexed texts an FTS5 `match` finds, best first (at most `limit`), narrowed as
+        `_search_where` says, and how many there are in all."""
+        where, args = self._search_where(match, model, task, check)
+        with self._search_index_in_use():
+            rows = self.db.execute(
+                "SELECT r.kind, r.task_id, r.attempt_id, r.step, r.criterion_id, r.grader, "
+                f"a.model FROM {where} ORDER BY rank LIMIT ?", [*args, limit]).fetchall()
+            total = len(rows) if len(rows) < limit else int(self.db.execute(
+                f"SELECT count(*) FROM {where}", args).fetchone()[0])
+        return rows, total
+
+    def search_tasks(self, match: str) -> set[str]:
+        """Tasks with any indexed text an FTS5 `match` finds."""
+        with self._search_index_in_use():
+            return {r[0] for r in self.db.execute(
+                "SELECT DISTINCT r.task_id FROM search_index JOIN search_rows r "
+                "ON r.id = search_index.rowid WHERE search_index MATCH ?", (match,))}
+
+    def task(self, task_id: str) -> Task | None:
+        row = self.db.execute("SELECT json FROM tasks WHERE task_id = ?", (task_id,)).fetchone()
+        return self._load(Task, row[0]) if row else None
+
+    def attempt(self, attempt_id: str) -> Attempt | None:
+        row = self.db.execute("SELECT json FROM attempts WHERE attempt_id = ?",
+                              (attempt_id,)).fetchone()
+        return self._load(Attempt, row[0]) if row else None
 
     def benchmark_name(self) -> str | None:
         row = self.db.execute("SELECT name FROM benchmark").fetchone()
