@@ -23,7 +23,7 @@ from pydantic import ConfigDict, Field, create_model, model_validator
 
 from mock_workspace.errors import WorkspaceError
 from mock_workspace.files import MAX_CELLS, MAX_READ_CHARS
-from mock_workspace.session import Session
+from mock_workspace.session import Session, export_or_rescue
 from mock_workspace.sessions import MAX_SESSIONS, SessionPool
 from mock_workspace.telemetry import Telemetry
 
@@ -359,7 +359,7 @@ def serve_stdio(session: Session, telemetry: Telemetry | None, export_to: Path |
             build_server(session, telemetry).run("stdio")
         finally:
             if export_to is not None:
-                session.export(export_to)
+                export_or_rescue(session, export_to)
 
 
 def serve_http(pool: SessionPool, telemetry: Telemetry | None, port: int) -> None:

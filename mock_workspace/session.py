@@ -9,6 +9,7 @@ from __future__ import annotations
 
 import json
 import shutil
+import sys
 import tempfile
 from collections.abc import Iterator
 from contextlib import contextmanager
@@ -28,6 +29,44 @@ MAX_MESSAGE_BYTES = 100_000
 """One mail, chat message or calendar event the agent writes."""
 MAX_SESSION_WRITE_BYTES = 20_000_000
 """Everything one session writes: files, mail, chat posts and events."""
+
+
+def check_export_folder(folder: Path) -> None:
+    """Refuse, before serving, a folder the agent's changes could not be exported to when the
+    session ends: a file, a folder already holding something (nothing exported before is
+    overwritten), or a place this process cannot write."""
+    if folder.exists() and not folder.is_dir():
+        raise InputError(folder, "--export", "a file, not a folder: the agent's changes are "
+                                             "written into a folder (files/, mail/, calendar/, "
+                                             "chat/); give a new or empty one")
+    if folder.is_dir() and any(folder.iterdir()):
+        raise InputError(folder, "--export", "not empty: give a new or empty folder (nothing "
+                                             "exported before is overwritten)")
+    parent = folder if folder.is_dir() else folder.parent
+    try:
+        if not parent.is_dir():
+            raise FileNotFoundError(f"no folder {parent}")
+        tempfile.TemporaryFile(dir=parent).close()
+    except OSError as exc:
+        raise InputError(folder, "--export", f"cannot be written: {exc.strerror or exc}") from None
+
+
+def export_or_rescue(session: Session, folder: Path, new_folder: bool = False) -> Path:
+    """Export the session's changes to `folder` (made first with `new_folder`: never one planted
+    or linked there before); where that fails after all (the disk filled, the folder was removed
+    or taken while serving), to a new temporary folder instead, said on stderr, so the agent's
+    work is never lost. Returns where they went."""
+    try:
+        if new_folder:
+            folder.mkdir(parents=True)
+        session.export(folder)
+        return folder
+    except OSError as exc:
+        rescue = Path(tempfile.mkdtemp(prefix="workspace-export-"))
+        session.export(rescue)
+        print(f"could not export to {folder} ({exc.strerror or exc}); the agent's changes are "
+              f"in {rescue}", file=sys.stderr)
+        return rescue
 
 
 class Session:

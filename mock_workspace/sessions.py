@@ -13,7 +13,6 @@ mode then connects with the initialize handshake, and gets a session.
 
 from __future__ import annotations
 
-import logging
 import threading
 from dataclasses import dataclass
 from pathlib import Path
@@ -32,16 +31,13 @@ from mcp_types import (
 from mcp_types.version import HANDSHAKE_PROTOCOL_VERSIONS, MODERN_PROTOCOL_VERSIONS
 
 from mock_workspace.errors import WorkspaceError
-from mock_workspace.session import Session
-from rubric_audit.core.errors import InputError
+from mock_workspace.session import Session, check_export_folder, export_or_rescue
 from rubric_audit.core.model import Benchmark, Task
 from rubric_audit.load.world import WorldReader
 
 MAX_SESSIONS = 16
 """Workspace sessions one HTTP server holds at once: each costs a copy of the world's files."""
 STATE_KEY = "mock_workspace.session"
-
-log = logging.getLogger(__name__)
 
 
 def connection_of(ctx: ServerRequestContext[Any, Any]) -> Connection | None:
@@ -81,9 +77,8 @@ class SessionPool:
 
     def __init__(self, bench: Benchmark, task: Task, export_to: Path | None,
                  limit: int = MAX_SESSIONS) -> None:
-        if export_to is not None and export_to.is_dir() and any(export_to.iterdir()):
-            raise InputError(export_to, "--export", "not empty: each HTTP session is exported to "
-                             "a numbered folder inside; give a new or empty folder")
+        if export_to is not None:
+            check_export_folder(export_to)
         self._bench, self._task, self._export_to, self.limit = bench, task, export_to, limit
         self._worlds = WorldReader(bench, with_text=False)
         Session(bench, task, self._worlds).close()  # a corrupt world is refused now, not per session
@@ -153,11 +148,7 @@ class SessionPool:
             return
         try:
             if self._export_to is not None:
-                folder = self._export_to / str(number)
-                folder.mkdir(parents=True)  # a new folder: never one planted (or linked) before
-                session.export(folder)
-        except OSError as exc:
-            log.error("session %d: its changes could not be exported: %s", number, exc)
+                export_or_rescue(session, self._export_to / str(number), new_folder=True)
         finally:
             session.close()
 

@@ -174,3 +174,106 @@ def test_regold_command(tmp_path: Path) -> None:
     bad = runner.invoke(app, ["regold", str(bench), task_id])
     assert bad.exit_code == 2
     assert bad.stderr.strip().endswith("line 4: no cell DCF!Q1")
+
+
+def test_set_values_are_checked_and_blamed_on_set_not_the_recipe() -> None:
+    """A --set that names no sheet, an empty cell (a typo), or text for a number is refused
+    naming --set; one that makes the recipe's expression fail is blamed on --set too, never on
+    the recipe's line."""
+    runner = CliRunner()
+    for given, problem in [
+            ("B9=0.1", "--set: 'B9=0.1': name the cell's sheet too, e.g. 'Assumptions!B9=0.09'"),
+            ("Assumptions!B99=0.1", "--set: Assumptions!B99=0.1: Assumptions!B99 is empty in "
+                                    "Project_Nordlys/Nordlys_Model.xlsx: a typo?"),
+            ("Assumptions!B9=abc", "--set: Assumptions!B9=abc: Assumptions!B9 holds a number "
+                                   "(0.085), not text: give a number"),
+            ("Nowhere!B9=1", "--set: Nowhere!B9=1.0: no sheet 'Nowhere' in "
+                             "Project_Nordlys/Nordlys_Model.xlsx (its sheets: Assumptions, Comps, DCF)"),
+            ("Assumptions!B12=0", "--set: with Assumptions!B12=0.0, "
+                                  "task_5b91f2d2c9b95d5004186f0334ca1d80.toml line 11 cannot be "
+                                  "computed: DCF!B21 evaluates to #DIV/0!")]:
+        result = runner.invoke(app, ["regold", str(SAMPLE), "nordlys_02", "--set", given])
+        assert result.exit_code == 2, (given, result.output)
+        [line] = result.stderr.strip().splitlines()
+        assert line.startswith(f"error: {problem}"), (given, line)
+    percent = runner.invoke(app, ["regold", str(SAMPLE), "nordlys_02", "--set",
+                                  "Assumptions!B9=8.5%"])
+    assert percent.exit_code == 0 and "48.5008" in percent.stdout
+
+
+def test_findings_go_to_a_file_checked_before_the_work(tmp_path: Path) -> None:
+    runner = CliRunner()
+    folder = runner.invoke(app, ["regold", str(SAMPLE), "--all", "--findings", str(tmp_path)])
+    assert folder.exit_code == 2 and folder.stdout == ""
+    assert folder.stderr.strip() == (f"error: {tmp_path}: --findings: a folder, not a file: name "
+                                     f"the file to write, e.g. {tmp_path / 'regold.jsonl'}")
+    nowhere = runner.invoke(app, ["regold", str(SAMPLE), "--all", "--findings",
+                                  str(tmp_path / "no" / "f.jsonl")])
+    assert nowhere.exit_code == 2 and "no folder" in nowhere.stderr
+    alone = runner.invoke(app, ["regold", str(SAMPLE), "nordlys_02", "--findings",
+                                str(tmp_path / "f.jsonl")])
+    assert alone.exit_code == 2 and "--findings: only with --all" in alone.stderr
+    assert list(tmp_path.iterdir()) == []
+
+
+def test_cells_of_a_task_without_a_recipe_come_from_its_one_workbook() -> None:
+    """meridian_04 has no recipe and one workbook: --cell reads it, with --set; --workbook names
+    one; a workbook the world lacks is refused naming those it has."""
+    runner = CliRunner()
+    bench = load_benchmark(SAMPLE)
+    task = bench.task("meridian_04")
+    assert not recipe_path(bench, task).is_file()
+    book = "Meridian/Fee_Schedule.xlsx"
+    from rubric_audit.core.workbook import workbook_cells
+    from rubric_audit.load.world import task_tree
+
+    cells = workbook_cells(task_tree(bench, task)[f"filesystem/{book}"])
+    number = next(c for c in cells if isinstance(c.value, int | float) and not c.formula)
+    shown = runner.invoke(app, ["regold", str(SAMPLE), "meridian_04", "--cell", number.ref,
+                                "--json"])
+    assert shown.exit_code == 0, shown.output
+    read = json.loads(shown.stdout)
+    assert (read["workbook"], read["recipe"]) == (book, None)
+    assert [(r["criterion"], r["value"]) for r in read["results"]] == [
+        (number.ref, pytest.approx(float(number.value)))]
+    changed = runner.invoke(app, ["regold", str(SAMPLE), "meridian_04", "--cell", number.ref,
+                                  "--set", f"{number.ref}=12345", "--workbook", book])
+    assert changed.exit_code == 0, changed.output
+    assert "12,345" in changed.stdout and "(no recipe)" in changed.stdout
+    missing = runner.invoke(app, ["regold", str(SAMPLE), "meridian_04", "--cell", number.ref,
+                                  "--workbook", "Nope.xlsx"])
+    assert missing.exit_code == 2
+    assert f"--workbook: Nope.xlsx is not a workbook of the task's world (its workbooks: " \
+           f"{book})" in missing.stderr
+    nothing = runner.invoke(app, ["regold", str(SAMPLE), "meridian_04"])
+    assert nothing.exit_code == 2 and "show cells of its workbook with --cell" in nothing.stderr
+
+
+def test_the_regold_table_names_criteria_and_json_gives_the_same(tmp_path: Path) -> None:
+    runner = CliRunner()
+    table = runner.invoke(app, ["regold", str(SAMPLE), "nordlys_02"])
+    assert "C1 States an implied equity value per share of NOK 48.50" in table.stdout
+    read = json.loads(runner.invoke(app, ["regold", str(SAMPLE), "nordlys_02", "--json"]).stdout)
+    [result] = read["results"]
+    assert result["criterion"] == "C1 States an implied equity value per share of NOK 48.50"
+    assert (result["value"], result["criterion_matches"]) == (pytest.approx(44.2094, abs=1e-3),
+                                                              False)
+    assert read["overrides"] == [{"cell": "Assumptions!B9", "value": 0.09,
+                                  "source": "prompt: Assume a WACC of 9.0%"}]
+    every = json.loads(runner.invoke(app, ["regold", str(SAMPLE), "--all", "--json"]).stdout)
+    assert every["recipes"] == 14 and len(every["findings"]) == 5
+
+
+def test_tasks_and_show_say_which_tasks_have_a_recipe() -> None:
+    runner = CliRunner()
+    listed = json.loads(runner.invoke(app, ["tasks", str(SAMPLE), "--json"]).stdout)
+    with_recipe = {t["name"] for t in listed["tasks"] if t["recipe"]}
+    assert len(with_recipe) == 14 and "nordlys_02" in with_recipe
+    assert "meridian_04" not in with_recipe
+    table = runner.invoke(app, ["tasks", str(SAMPLE)])
+    assert "20 tasks, 14 with a regold recipe" in table.stdout
+    shown = runner.invoke(app, ["show", str(SAMPLE), "nordlys_02"])
+    assert "Regold recipe " in shown.stdout and "task_5b91f2d2c9b95d5004186f0334ca1d80.toml" \
+        in shown.stdout
+    without = json.loads(runner.invoke(app, ["show", str(SAMPLE), "meridian_04", "--json"]).stdout)
+    assert without["recipe"] is None and without["task"]["name"] == "meridian_04"

@@ -512,3 +512,70 @@ async def test_what_a_session_writes_is_capped_per_message_and_in_all(
     assert max(len(line) for line in lines) < 3 * MAX_ARGUMENT_CHARS
     big = json.loads(lines[1])
     assert big["tool"] == "mail_send" and big["arguments"]["chars"] > 20 * 10**6
+
+
+def _serve_stdio(tmp_path: Path, *options: str) -> subprocess.Popen[bytes]:
+    """`serve` over stdio in its own process, its workspace copy in tmp_path/tmp, a file
+    written through it; the caller stops it."""
+    (tmp_path / "tmp").mkdir(exist_ok=True)
+    proc = subprocess.Popen(
+        [sys.executable, "-m", "rubric_audit", "serve", str(SAMPLE), "kestrel_06", *options],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(tmp_path / "tmp")})
+    for message in [
+        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
+            "protocolVersion": "2025-06-18", "capabilities": {},
+            "clientInfo": {"name": "test", "version": "1"}}},
+        {"jsonrpc": "2.0", "method": "notifications/initialized"},
+        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
+            "name": "files_write", "arguments": {"path": "memo.md", "content": "done"}}}]:
+        proc.stdin.write((json.dumps(message) + "\n").encode())
+        proc.stdin.flush()
+        if "id" in message:
+            assert b'"result"' in proc.stdout.readline()
+    return proc
+
+
+def test_stdio_says_it_serves_in_one_stderr_line(tmp_path: Path) -> None:
+    proc = _serve_stdio(tmp_path)
+    _, stderr = proc.communicate(timeout=60)  # stdin closed: the client went away
+    assert proc.returncode == 0
+    [line] = stderr.decode().strip().splitlines()
+    assert line == ("Serving kestrel_06 over stdio: an MCP client speaks on stdin and stdout "
+                    "(Ctrl-C or closing stdin stops it)")
+
+
+def test_an_export_path_that_is_a_file_is_refused_before_serving(tmp_path: Path) -> None:
+    (tmp_path / "x.txt").write_text("mine")
+    for transport in ([], ["--http", str(_free_port())]):
+        done = subprocess.run(
+            [sys.executable, "-m", "rubric_audit", "serve", str(SAMPLE), "kestrel_06",
+             "--export", str(tmp_path / "x.txt"), *transport], capture_output=True, text=True,
+            timeout=60, stdin=subprocess.DEVNULL)
+        assert done.returncode == 2, done.stderr
+        assert done.stderr.strip() == (f"error: {tmp_path / 'x.txt'}: --export: a file, not a "
+                                       f"folder: the agent's changes are written into a folder "
+                                       f"(files/, mail/, calendar/, chat/); give a new or empty "
+                                       f"one")
+    assert (tmp_path / "x.txt").read_text() == "mine"
+    (tmp_path / "full").mkdir()
+    (tmp_path / "full" / "earlier.md").write_text("an earlier export")
+    done = subprocess.run(
+        [sys.executable, "-m", "rubric_audit", "serve", str(SAMPLE), "kestrel_06", "--export",
+         str(tmp_path / "full")], capture_output=True, text=True, timeout=60,
+        stdin=subprocess.DEVNULL)
+    assert done.returncode == 2 and "--export: not empty" in done.stderr
+
+
+def test_an_export_that_fails_at_shutdown_keeps_the_agents_changes(tmp_path: Path) -> None:
+    """The export folder taken by a file while serving: the changes go to a new folder, said on
+    stderr, instead of being lost with the workspace copy."""
+    proc = _serve_stdio(tmp_path, "--export", str(tmp_path / "out"))
+    (tmp_path / "out").write_text("taken")
+    _, stderr = proc.communicate(timeout=60)
+    assert proc.returncode == 0
+    said = stderr.decode().strip().splitlines()[-1]
+    assert said.startswith(f"could not export to {tmp_path / 'out'} (")
+    rescue = Path(said.rsplit("the agent's changes are in ", 1)[1])
+    assert (rescue / "files" / "memo.md").read_text() == "done"
+    assert (tmp_path / "out").read_text() == "taken"

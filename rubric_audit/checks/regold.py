@@ -1,8 +1,8 @@
 """Gold recomputation: re-derive criterion values from the task's workbook with the prompt's inputs.
 
-A recipe per task, `BENCH/regold/<task_id>.toml`, names the workbook, the overrides the prompt,
-mail or chat imply (each with its source), and for each numeric criterion (by 1-based index) the
-cell, or a small expression over cells, that yields its value:
+A recipe per task, `BENCH/regold/<task_id>.toml` (docs/formats.md), names the workbook, the
+overrides the prompt, mail or chat imply (each with its source), and for each numeric criterion (by
+1-based index) the cell, or a small expression over cells, that yields its value:
 
     workbook = "Project_Nordlys/Nordlys_Model.xlsx"
     [[override]]
@@ -14,7 +14,10 @@ cell, or a small expression over cells, that yields its value:
     expr = "DCF!B21"          # or e.g. "sum(Stores!M2:M11) / 10 * 100"
 
 The recomputed value is compared, in the criterion's written units, with what the criterion and
-the gold state, using the tolerance the code checker would apply.
+the gold state, using the tolerance the code checker would apply. Without a recipe, cells of the
+task's one workbook (or a named one) can still be shown, with overrides (`ad_hoc_recipe`).
+An override must name a sheet the workbook has and a cell that holds a value, a number where the
+cell holds one: a typo is refused, never applied to an empty cell that no formula reads.
 """
 
 from __future__ import annotations
@@ -35,7 +38,7 @@ from rubric_audit.checks.binding import check_target
 from rubric_audit.checks.criterion import Tolerance, criterion_targets, split_criterion, tolerance_for
 from rubric_audit.core.errors import InputError, read_text
 from rubric_audit.core.model import Benchmark, Finding, Task
-from rubric_audit.core.workbook import WorkbookError, workbook_cells
+from rubric_audit.core.workbook import Cell, WorkbookError, stored_cells, workbook_cells
 from rubric_audit.load.world import task_tree
 
 RECIPES = "regold"
@@ -44,6 +47,7 @@ CELL = r"(?:'[^']+'|[A-Za-z_][\w ]*?)!\$?[A-Z]{1,3}\$?\d+"
 # `sum` in any case; its cells in capitals, as REF and `total` read them.
 RANGE = re.compile(rf"(?i:sum)\(\s*({CELL})\s*:\s*\$?([A-Z]{{1,3}})\$?(\d+)\s*\)")
 REF = re.compile(CELL)
+SET = re.compile(rf"\s*({CELL})\s*=(.*)", re.I | re.S)  # --set 'Sheet!B3=0.06'
 BINARY: dict[type[ast.operator], Callable[[float, float], float | complex]] = {
     ast.Add: operator.add, ast.Sub: operator.sub, ast.Mult: operator.mul, ast.Div: operator.truediv,
     ast.Pow: operator.pow}
@@ -94,6 +98,46 @@ def recipe_path(bench: Benchmark, task: Task) -> Path:
     return Path(bench.root) / RECIPES / f"{task.id}.toml"
 
 
+def has_recipe(bench: Benchmark, task: Task) -> bool:
+    return bool(bench.root) and recipe_path(bench, task).is_file()
+
+
+def parse_set(item: str) -> tuple[str, float | str]:
+    """`--set 'Sheet!B3=0.06'` as (cell, value): a number (`6%` is 0.06), else the text as
+    written; one line naming --set where it names no sheet's cell."""
+    match = SET.fullmatch(item)
+    if match is None:
+        sheet_less = re.fullmatch(r"\s*\$?[A-Za-z]{1,3}\$?\d+\s*=.*", item, re.S)
+        raise InputError("--set", None, f"{item!r}: " + (
+            "name the cell's sheet too, e.g. 'Assumptions!B9=0.09'" if sheet_less
+            else "expected SHEET!CELL=VALUE, e.g. 'Assumptions!B9=0.09'"))
+    ref, text = match.group(1), match.group(2).strip()
+    try:
+        return ref, float(text[:-1]) / 100 if text.endswith("%") else float(text)
+    except ValueError:
+        return ref, text
+
+
+def task_workbooks(bench: Benchmark, task: Task) -> list[str]:
+    """The xlsx workbooks of the task's world (its overlay applied), by path in its files."""
+    return sorted(p.removeprefix("filesystem/") for p in task_tree(bench, task)
+                  if p.startswith("filesystem/") and p.lower().endswith(".xlsx"))
+
+
+def ad_hoc_recipe(bench: Benchmark, task: Task, workbook: str | None) -> Recipe:
+    """A recipe of no criteria for cells shown without one: the workbook named (`--workbook`),
+    else the task's one workbook."""
+    books = task_workbooks(bench, task)
+    listed = f": {', '.join(books[:10])}" if books else ""
+    if workbook is None and len(books) != 1:
+        raise InputError("--workbook", None, f"the task's world holds {len(books)} workbooks"
+                                             f"{listed}; name the one to read")
+    if workbook is not None and workbook not in books:
+        raise InputError("--workbook", None, f"{workbook} is not a workbook of the task's "
+                                             f"world{' (its workbooks' + listed + ')' if books else ''}")
+    return Recipe(workbook=workbook or books[0])
+
+
 def load_recipe(path: Path) -> Recipe:
     try:
         return Recipe.model_validate(tomllib.loads(read_text(path)))
@@ -106,6 +150,8 @@ def load_recipe(path: Path) -> Recipe:
 
 
 def _line_of(path: Path, needle: str) -> int | None:
+    if not path.is_file():  # an ad hoc recipe has no file
+        return None
     for number, line in enumerate(read_text(path).splitlines(), start=1):
         if needle in line:
             return number
@@ -203,8 +249,52 @@ def _number(result: float | complex) -> float:
 def recompute(bench: Benchmark, task: Task, recipe: Recipe, path: Path,
               extra: dict[str, float | str] | None = None,
               cells: list[str] | None = None) -> list[Recomputed]:
-    """The recipe's values (and any extra `cells`) recomputed with its overrides (and `extra`)."""
-    return _recomputed(bench, task, recipe, path, extra, cells)[0]
+    """The recipe's values (and any extra `cells`) recomputed with its overrides (and `extra`,
+    from --set). A recipe line that fails only with `extra` is blamed on --set, not the recipe."""
+    try:
+        return _recomputed(bench, task, recipe, path, extra, cells)[0]
+    except RecipeError as exc:
+        if not extra:
+            raise
+        _recomputed(bench, task, recipe, path)  # raises the recipe's own error, if it has one
+        given = ", ".join(f"{ref}={value}" for ref, value in extra.items())
+        raise InputError("--set", None, f"with {given}, {path.name}"
+                                        f"{f' line {exc.line}' if exc.line else ''} cannot be "
+                                        f"computed: {exc.problem}") from None
+
+
+def _override_problem(ref: str, value: float | str, sheets: set[str], cells: dict[str, Cell],
+                      workbook: str) -> str | None:
+    """Why an override cannot apply to the workbook: no such sheet, an empty cell (a typo: no
+    input is there), or text for a cell that holds a number."""
+    key = _cell_key(ref)
+    sheet = key.partition("!")[0]
+    if sheet not in sheets:
+        return f"no sheet {sheet!r} in {workbook} (its sheets: {', '.join(sorted(sheets))})"
+    cell = cells.get(key)
+    if cell is None:
+        return f"{key} is empty in {workbook}: a typo? (an input cell holds a value)"
+    if isinstance(value, str) and isinstance(cell.value, int | float) and cell.formula is None:
+        return f"{key} holds a number ({cell.value:g}), not text: give a number"
+    return None
+
+
+def _check_overrides(recipe: Recipe, path: Path, extra: dict[str, float | str] | None,
+                     data: bytes) -> None:
+    """The recipe's overrides and --set's, each against the workbook before it is computed."""
+    try:
+        sheets, stored = stored_cells(data)
+    except WorkbookError as exc:
+        raise RecipeError(path, _line_of(path, recipe.workbook), str(exc)) from None
+    cells = {c.ref: c for c in stored}
+    for override in recipe.override:
+        problem = _override_problem(override.cell, override.value, set(sheets), cells,
+                                    recipe.workbook)
+        if problem:
+            raise RecipeError(path, _line_of(path, override.cell), problem)
+    for ref, value in (extra or {}).items():
+        if problem := _override_problem(ref, value, set(sheets), cells, recipe.workbook):
+            raise InputError("--set", None, f"{ref}={value}: {problem}")
 
 
 def _recomputed(bench: Benchmark, task: Task, recipe: Recipe, path: Path,
@@ -217,6 +307,7 @@ def _recomputed(bench: Benchmark, task: Task, recipe: Recipe, path: Path,
     if data is None:
         raise RecipeError(path, _line_of(path, recipe.workbook),
                           f"workbook {recipe.workbook} is not in the task's world")
+    _check_overrides(recipe, path, extra, data)
     overrides: dict[str, Any] = {_cell_key(cell): value
                                  for cell, value, _ in applied_overrides(recipe, extra)}
     try:
@@ -224,10 +315,6 @@ def _recomputed(bench: Benchmark, task: Task, recipe: Recipe, path: Path,
     except WorkbookError as exc:
         raise RecipeError(path, None, str(exc)) from None
     values = {c.ref: c.value for c in book}
-    for key in overrides:
-        if key.partition("!")[0] not in {k.partition("!")[0] for k in values}:
-            raise RecipeError(path, _line_of(path, key.partition("!")[2]),
-                              f"no sheet {key.partition('!')[0]!r} in {recipe.workbook}")
     out = []
     for item in recipe.criterion:
         if item.index > len(task.criteria):
@@ -243,7 +330,8 @@ def _recomputed(bench: Benchmark, task: Task, recipe: Recipe, path: Path,
             out.append(Recomputed(criterion_id=None, label=ref,
                                   value=evaluate_expression(ref, values)))
         except (KeyError, ValueError) as exc:
-            raise InputError("--cell", None, f"{ref}: {str(exc).strip(chr(39))}") from None
+            raise InputError("--cell", None, f"{ref}: {str(exc).strip(chr(39))} in "
+                                             f"{recipe.workbook}") from None
     computed = [(c.ref, float(c.value)) for c in book if c.formula
                 and isinstance(c.value, int | float) and not isinstance(c.value, bool)
                 and math.isfinite(c.value)]

@@ -131,3 +131,15 @@ def check_writable(path: Path) -> None:
     except OSError:
         raise InputError(path, None, "not writable: choose another output folder or fix its "
                                      "permissions") from None
+
+
+def check_file_target(path: Path, option: str, example: str) -> None:
+    """Refuse, before any work, where a file option cannot be written: a folder (`example` is a
+    file name to suggest in it), a folder that does not exist, or one this process cannot write."""
+    if path.is_dir():
+        raise InputError(path, option, f"a folder, not a file: name the file to write, e.g. "
+                                       f"{path / example}")
+    if not path.parent.is_dir():
+        raise InputError(path, option, f"no folder {path.parent} to write it in")
+    check_writable(path.parent)
+    check_writable(path)

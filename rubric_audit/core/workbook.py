@@ -89,7 +89,7 @@ def _computed(data: bytes, sheets: list[str], overrides: dict[str, Any]) -> dict
 
 
 @lru_cache(maxsize=8)
-def _stored_cells(data: bytes) -> tuple[tuple[str, ...], tuple[Cell, ...]]:
+def stored_cells(data: bytes) -> tuple[tuple[str, ...], tuple[Cell, ...]]:
     """Sheet names, and every non-empty cell with its formula and cached value, read once per
     content (the tasks of one world, and the sessions of a run, read the same workbooks)."""
     import openpyxl
@@ -119,7 +119,7 @@ def workbook_cells(data: bytes, overrides: dict[str, Any] | None = None) -> list
 
     `overrides` maps `Sheet!A1` to a value; when given, every formula is recomputed with them.
     """
-    sheets, stored = _stored_cells(data)
+    sheets, stored = stored_cells(data)
     cells = list(stored)
     overrides = overrides or {}
     if overrides or any(c.formula and c.value is None for c in cells):
