@@ -426,3 +426,68 @@ def test_audit_refuses_another_version_of_its_benchmark(tmp_path: Path) -> None:
     result = invoke("audit", root, "--out", out)
     assert result.exit_code == 2 and "scores of two versions are never mixed" in result.stderr
     assert "Benchmark version" in (out / "report.md").read_text(), "the first version's report"
+
+
+def test_version() -> None:
+    from importlib.metadata import version
+
+    result = invoke("--version")
+    assert result.exit_code == 0 and result.stdout == f"rubric-audit {version('rubric-audit')}\n"
+
+
+def test_a_task_is_found_but_for_case_and_a_typo_names_the_closest(bench: Path) -> None:
+    assert "What is the revised budget?" in invoke("show", bench, "NAME_TASK_1").stdout
+    result = invoke("show", bench, "name-task-1")
+    assert result.exit_code == 2
+    assert result.stderr.strip().endswith(
+        "task: no task 'name-task-1' (by id or name); did you mean 'name_task_1'?")
+    far = invoke("show", bench, "zzzz")
+    assert far.exit_code == 2 and far.stderr.strip().endswith("no task 'zzzz' (by id or name)")
+    run = invoke("run", bench, "--model", "openai/m", "--out", bench.parent / "runs", "--tasks",
+                 "task_l")
+    assert run.exit_code == 2 and "--tasks: no task 'task_l' (by id or name); did you mean " \
+        "'task_1'?" in run.stderr
+
+
+def test_a_benchmark_where_an_output_folder_belongs_is_named_and_the_reverse(
+        tmp_path: Path) -> None:
+    """Each command told a folder of the other kind says what the folder is, in one line, and
+    writes nothing into a benchmark."""
+    bench = make_benchmark(tmp_path / "bench")
+    before = sorted(tmp_path.rglob("*"))
+    for args in (["report", bench], ["search", bench, "x"], ["export", bench],
+                 ["review", bench], ["reviews", bench]):
+        result = invoke(*args)
+        assert result.exit_code == 2, (args, result.output)
+        assert result.stderr.strip() == (
+            f"error: {bench}: a benchmark, not an audit's output folder: audit it first "
+            f"(`rubric-audit audit BENCH --out OUT`), then give OUT"), args
+    for args, option in ((["audit", bench, "--out", bench], "--out"),
+                         (["import", FIXTURES / "apex-agents-runs", "--db", bench / "audit.db"],
+                          "--db")):
+        result = invoke(*args)
+        assert result.exit_code == 2, (args, result.output)
+        assert f"{bench}: {option}: a benchmark, not an output folder" in result.stderr
+    assert sorted(tmp_path.rglob("*")) == before
+    out = tmp_path / "out"
+    assert invoke("audit", bench, "--out", out).exit_code == 0
+    for args in (["tasks", out], ["show", out, "task_1"], ["regold", out, "--all"]):
+        result = invoke(*args)
+        assert result.exit_code == 2 and result.stderr.strip() == (
+            f"error: {out}: an audit's output folder (audit.db, reports), not a benchmark: give "
+            f"the benchmark folder it audited"), args
+    runs = invoke("ablate", "--compare", out, bench)
+    assert runs.exit_code == 2 and "an audit's output folder (audit.db, reports), not a run " \
+        "folder" in runs.stderr
+    both = invoke("ablate", "--compare", SHARED_RUNS / "grok43high-baseline", bench)
+    assert both.exit_code == 2 and f"{bench}: a benchmark, not a run folder" in both.stderr
+
+
+def test_tasks_and_show_as_json(bench: Path) -> None:
+    listed = json.loads(invoke("tasks", bench, "--json").stdout)
+    assert [(t["id"], t["name"], t["criteria"], t["gold"], t["recipe"])
+            for t in listed["tasks"]] == [("task_1", "name_task_1", 2, "text", False)]
+    shown = json.loads(invoke("show", bench, "task_1", "--json").stdout)
+    assert shown["task"]["prompt"] == "What is the revised budget?"
+    assert [f["path"] for f in shown["files"]] == ["docs/notes.md"]
+    assert "Re: Budget numbers" in [m["subject"] for m in shown["mail"]]

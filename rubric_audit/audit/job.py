@@ -58,7 +58,7 @@ from rubric_audit.core.model import (
 )
 from rubric_audit.grade.control_runs import code_controls, judge_controls, model_controls
 from rubric_audit.grade.judge import load_template
-from rubric_audit.load.benchmark import is_benchmark, load_benchmark
+from rubric_audit.load.benchmark import is_benchmark, load_benchmark, refuse_benchmark_as_output
 from rubric_audit.load.runs import RecordedRuns
 from rubric_audit.load.sources import load_sources
 from rubric_audit.load.variant_tasks import shared_task
@@ -256,6 +256,7 @@ def share_run_tasks(store: AuditStore) -> None:
 
 def import_runs(run_paths: list[Path], db: Path, bench_path: Path | None) -> ImportSummary:
     """`rubric-audit import`: add run folders to an audit.db."""
+    refuse_benchmark_as_output(db.parent, "--db")
     bench = load_benchmark(bench_path) if bench_path else None
     runs = load_sources(run_paths)
     make_writable_folder(db.parent)
@@ -492,6 +493,7 @@ def run_audit(bench_path: Path | None, run_paths: list[Path] | None, out: Path,
         paths = default_runs(bench_path)
     else:
         raise InputError("audit", None, "give run folders, a benchmark (--bench), or both")
+    refuse_benchmark_as_output(out, "--out")
     if out.exists() and not out.is_dir():
         raise InputError(out, None, "output path exists and is not a folder")
     if out.is_dir():  # before its reports are written again from a reused audit, too

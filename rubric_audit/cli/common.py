@@ -78,11 +78,25 @@ class _Options:
     debug = False
 
 
+def _print_version(asked: bool) -> None:
+    if asked:
+        from importlib.metadata import PackageNotFoundError, version
+
+        try:
+            typer.echo(f"rubric-audit {version('rubric-audit')}")
+        except PackageNotFoundError:  # run from a source tree that was never installed
+            typer.echo("rubric-audit (not installed: no version)")
+        raise typer.Exit()
+
+
 @app.callback()
 def _global_options(debug: Annotated[bool, typer.Option(
         "--debug", envvar="RUBRIC_AUDIT_DEBUG",
         help="Show the traceback of an internal error instead of one line, and the log lines "
-             "of the libraries (litellm) on stderr too.")] = False) -> None:
+             "of the libraries (litellm) on stderr too.")] = False,
+        _version: Annotated[bool, typer.Option(
+            "--version", callback=_print_version, is_eager=True,
+            help="Print rubric-audit's version and exit.")] = False) -> None:
     _Options.debug = debug
     from rubric_audit.core import llm  # litellm itself is imported only by a command that calls models
 

@@ -275,6 +275,14 @@ def variant_dirs(path: Path, expected: str = ARCHIPELAGO_LAYOUT) -> list[Path]:
         return [path]
     found = [child for child in _subfolders(path)[0] if _is_variant_dir(child)]
     if not found:
+        from rubric_audit.load.benchmark import is_audit_output, is_benchmark
+
+        if is_benchmark(path):
+            raise InputError(path, None, "a benchmark, not a run folder: give it as the "
+                                         "benchmark (--bench), its runs as run folders")
+        if is_audit_output(path):
+            raise InputError(path, None, "an audit's output folder (audit.db, reports), not a "
+                                         "run folder: give the run folders it read")
         raise InputError(path, None, f"not a run folder: expected {expected}")
     return found
 

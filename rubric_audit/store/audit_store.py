@@ -40,6 +40,7 @@ from rubric_audit.core.model import (
     VariantPrompt,
     World,
 )
+from rubric_audit.load.benchmark import is_benchmark
 from rubric_audit.load.runs import UNFINISHED, RecordedRuns
 from rubric_audit.load.trajectory import from_chat_messages
 
@@ -747,5 +748,9 @@ class AuditStore:
 def open_audit(db: Path) -> AuditStore:
     """An existing audit's store; one line naming the file when there is none."""
     if not db.is_file():
+        if is_benchmark(db.parent):
+            raise InputError(db.parent, None, "a benchmark, not an audit's output folder: audit "
+                                              "it first (`rubric-audit audit BENCH --out OUT`), "
+                                              "then give OUT")
         raise InputError(db, None, "no audit.db here: run `rubric-audit audit` first")
     return AuditStore(db)
