@@ -29,6 +29,44 @@ def test_compare_the_two_fixture_variants() -> None:
     assert result.a.opened == {"mail": 0.0, "chat": 0.0, "calendar": 0.0}
 
 
+def test_compare_says_what_it_left_out_what_changed_and_how_the_prompts_differ() -> None:
+    """The fixture's arms: dc-rs passes two tasks baseline fails (no task the other way), three
+    tasks are left out for an unavailable attempt, and dc-rs's recorded prompts add the
+    cheatsheet on every compared task; the same model, 11 tasks: nothing to warn of."""
+    result = compare(SHARED_RUNS / "grok43high-dc-rs", SHARED_RUNS / "grok43high-baseline")
+    assert [(c.change, c.b, c.a) for c in result.discordant] == [("fail→pass", 0.0, 1.0)] * 2
+    assert sorted(d.reason for d in result.dropped) == [
+        "no verdict of recorded in grok43high-baseline (1 unavailable)",
+        "no verdict of recorded in grok43high-baseline (1 unavailable)",
+        "no verdict of recorded in grok43high-dc-rs (1 unavailable)"]
+    [prompt] = result.prompt_changes
+    assert (prompt.arm, prompt.where, prompt.tasks, prompt.dropped) == (
+        "grok43high-dc-rs", "task prompt", 11, [])
+    assert prompt.added[0] == "## Reference cheatsheet — formulas, conventions, environment " \
+                              "facts, pitfalls"
+    assert result.warnings == []
+    printed = CliRunner().invoke(app, ["ablate", "--compare", str(SHARED_RUNS / "grok43high-dc-rs"),
+                                       str(SHARED_RUNS / "grok43high-baseline")])
+    assert printed.exit_code == 0, printed.output
+    assert "dc-rs − baseline: +18.2 pp [0.0, +45.5] in pass@1; the interval includes 0: no " \
+           "difference shown" in printed.stdout
+    assert "Discordant tasks (grok43high-baseline → grok43high-dc-rs): " in printed.stdout
+    assert printed.stdout.count("fail→pass") == 2 and "Warning" not in printed.stdout
+    assert "Prompt: grok43high-dc-rs's task prompt adds " in printed.stdout
+    as_json = json.loads(CliRunner().invoke(app, [
+        "ablate", "--compare", str(SHARED_RUNS / "grok43high-dc-rs"),
+        str(SHARED_RUNS / "grok43high-baseline"), "--json"]).stdout)
+    assert as_json["difference"]["estimate"] == pytest.approx(2 / 11)
+    assert len(as_json["discordant"]) == 2 and len(as_json["dropped"]) == 3
+
+
+def test_arms_that_are_one_folder_or_overlap_are_warned_of() -> None:
+    same = compare(SHARED_RUNS / "grok43high-baseline", SHARED_RUNS / "grok43high-baseline")
+    assert same.warnings == ["both arms are the same folder: the difference is 0 by construction"]
+    inside = compare(SHARED_RUNS, SHARED_RUNS / "grok43high-baseline")
+    assert inside.warnings[0].startswith("the arms overlap (")
+
+
 def test_opened_apps_come_from_telemetry(tmp_path: Path) -> None:
     task = make_task()
     verdicts = {"task_1_c1": "pass", "task_1_c2": "pass"}
@@ -74,7 +112,11 @@ def test_ablate_runs_and_judges_both_arms(tmp_path: Path) -> None:
             "nordlys_06,nordlys_01", "--api-base", server.url],
             env={"OPENAI_API_KEY": "sk-test", "RUBRIC_AUDIT_CACHE": str(tmp_path / "c.db")})
     assert result.exit_code == 0, result.output
-    assert "A - B in pass@1: 50.0%" in result.stdout
+    assert "agent-76b12d10 − agent: +50.0 pp [0.0, +100.0] in pass@1; the interval includes 0" \
+        in result.stdout, "A (with the sentence) minus B"
+    assert "Prompt: openai-agent-76b12d10's system prompt adds 1 sentence: " \
+           f"{SENTENCE!r}." in result.stdout, "the arms' variant.json differ by the sentence"
+    assert "nordlys_06 fail→pass" in result.stdout
     variants = sorted(p.name for p in (tmp_path / "runs").iterdir())
     assert len(variants) == 2 and "openai-agent" in variants
 
@@ -127,7 +169,9 @@ def test_messages_only_counts_only_those_tasks_and_warns_on_small_n() -> None:
     assert "│ atlas-1  │ 8        │ 8      │" in result.output, "2 attempts on each of 4 tasks"
     assert "Warning: only 4 tasks" in result.output
     everything = compare(runs / "atlas-1", runs / "cirrus-2")
-    assert (everything.tasks, everything.a.attempts, everything.warning) == (20, 40, None)
+    assert (everything.tasks, everything.a.attempts) == (20, 40)
+    assert [w.split(" (")[0] for w in everything.warnings] == ["the arms ran different models"]
+    assert "Left out: 16 tasks not a --messages-only task: " in result.output
 
 
 def test_a_telemetry_line_that_is_not_json_is_one_input_error(tmp_path: Path) -> None:

@@ -14,6 +14,7 @@ from rubric_audit.cli.common import (
     MAX_SEED,
     BenchArg,
     CallTimeoutOption,
+    JsonOption,
     JudgeModeOption,
     MaxOutputOption,
     TimeBudgetOption,
@@ -21,6 +22,7 @@ from rubric_audit.cli.common import (
     err,
     model_config,
     out,
+    print_json,
     user_errors,
 )
 from rubric_audit.core.errors import InputError
@@ -234,6 +236,7 @@ def ablate_command(
     max_output_tokens: MaxOutputOption = None,
     call_timeout: CallTimeoutOption = 120.0,
     time_budget: TimeBudgetOption = None,
+    as_json: JsonOption = False,
 ) -> None:
     """Toggle one prompt sentence and measure what it does (paired over tasks)."""
     import anyio
@@ -261,21 +264,72 @@ def ablate_command(
         compare_arms, grader = anyio.run(_run_arms, benchmark, agent, sentence, judged_by, out_dir,
                                          tasks, attempts, concurrency), f"judge:{judge}"
     result = compare(compare_arms[0], compare_arms[1], known, grader, only)
-    table = Table(title=f"Ablation over {result.tasks} tasks ({result.grader} verdicts)")
-    for column in ("arm", "attempts", "graded", "ungraded", "pass@1 [95% CI]", "opened mail",
+    if as_json:
+        print_json(result)
+        return
+    table = Table(title=f"Ablation over {result.tasks} tasks ({shown(result.grader)} verdicts)")
+    for column in ("arm", "attempts", "graded", "ungraded", "pass@1 (95% CI)", "opened mail",
                    "chat", "calendar"):
         table.add_column(column)
     for arm in (result.a, result.b):
         i = arm.pass_at_1
         table.add_row(shown(arm.name), str(arm.attempts), str(arm.graded), str(arm.ungraded),
-                      f"{pct(i.estimate)} [{pct(i.low)}, {pct(i.high)}]",
+                      f"{pct(i.estimate)} ({pct(i.low)} to {pct(i.high)})",
                       *(pct(arm.opened[app]) for app in ("mail", "chat", "calendar")))
     out.print(table)
     d = result.difference
-    out.print(f"A - B in pass@1: {pct(d.estimate)} [{pct(d.low)}, {pct(d.high)}] "
-              f"({d.method}, seed {result.seed}).")
-    if result.warning:
-        out.print(f"[yellow]Warning:[/yellow] {shown(result.warning)}.")
+    excludes = d.low is not None and d.high is not None and (d.low > 0 or d.high < 0)
+    name_a, name_b = _told_apart(result.a.name, result.b.name)
+    out.print(f"{shown(name_a)} − {shown(name_b)}: {_points(d.estimate)} pp "
+              f"[{_points(d.low)}, {_points(d.high)}] in pass@1; the interval "
+              + ("excludes 0" if excludes else "includes 0: no difference shown")
+              + f" ({d.method}, seed {result.seed}).")
+    if result.discordant:
+        out.print(f"Discordant tasks ({shown(result.b.name)} → {shown(result.a.name)}): "
+                  + "; ".join(f"{shown(c.task)} {c.change}"
+                              + ("" if c.change.endswith("pass") or c.change.endswith("fail")
+                                 else f" ({pct(c.b)} → {pct(c.a)})")
+                              for c in result.discordant) + ".")
+    else:
+        out.print("No task changed outcome between the arms.")
+    by_reason: dict[str, list[str]] = {}
+    for dropped in result.dropped:
+        by_reason.setdefault(dropped.reason, []).append(dropped.task)
+    for reason, names in by_reason.items():
+        listed = ", ".join(names[:5]) + (f" and {len(names) - 5} more" if len(names) > 5 else "")
+        out.print(f"Left out: {len(names)} task{'s' if len(names) != 1 else ''} "
+                  f"{shown(reason)}: {shown(listed)}.")
+    for change in result.prompt_changes:
+        for verb, said in (("adds", change.added), ("drops", change.dropped)):
+            if said:
+                on = f" on {change.tasks} of {result.tasks} tasks" if change.tasks else ""
+                shown_sentences = "; ".join(repr(s[:120]) for s in said[:3])
+                more = f" and {len(said) - 3} more" if len(said) > 3 else ""
+                out.print(f"Prompt: {shown(change.arm)}'s {change.where} {verb} "
+                          f"{len(said)} sentence{'s' if len(said) != 1 else ''}{on}: "
+                          f"{shown(shown_sentences)}{shown(more)}.")
+    for warning in result.warnings:
+        out.print(f"[yellow]Warning:[/yellow] {shown(warning)}.")
+
+
+def _points(share: float | None) -> str:
+    """A difference of shares in percentage points, signed: +18.2, 0.0, −9.1."""
+    if share is None:
+        return "n/a"
+    points = round(share * 100, 1)
+    return "0.0" if points == 0 else f"{'+' if points > 0 else '−'}{abs(points):.1f}"
+
+
+def _told_apart(a: str, b: str) -> tuple[str, str]:
+    """Two arms' names without the start they share up to a - or _ (grok43high-dc-rs and
+    grok43high-baseline are dc-rs and baseline), where both keep a name."""
+    shared = 0
+    for i, (x, y) in enumerate(zip(a, b, strict=False)):
+        if x != y:
+            break
+        if x in "-_":
+            shared = i + 1
+    return (a[shared:], b[shared:]) if a[shared:] and b[shared:] else (a, b)
 
 
 def _message_dependent(benchmark: Benchmark) -> set[str]:
