@@ -150,7 +150,12 @@ def test_frames_and_export(tmp_path: Path) -> None:
     written = sorted(p.name for p in (out / "export").iterdir())
     assert written == ["attempts.csv", "check_summaries.csv", "control_grades.csv",
                        "controls.csv", "finding_reviews.csv", "findings.csv", "grades.csv",
+                       "labels.csv", "labels_agreement.csv", "labels_disagreements.csv",
                        "measurements.csv", "reviews.csv", "source_metrics.csv"]
+    labels = CliRunner().invoke(app, ["reviews", str(out), "--format", "json"])
+    assert labels.exit_code == 0 and (out / "export" / "labels.json").is_file(), \
+        "the reviewers' labels and agreement go to the one export folder too"
+    assert not (out / "labels.json").exists() and not (out / "reviews.csv").exists()
     import csv
 
     with (out / "export" / "findings.csv").open() as f:

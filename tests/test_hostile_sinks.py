@@ -192,6 +192,29 @@ def test_the_terminal_shows_every_payload_as_text(audited: tuple[Path, Path, str
         assert p.seen in unknown.stderr, (p.name, unknown.stderr)
 
 
+def test_json_output_keeps_every_payload_exact_and_the_terminal_safe(
+        audited: tuple[Path, Path, str]) -> None:
+    """`--json` of tasks, show and search: nothing acts on a terminal, and each payload parses
+    back exactly as written (controls and bidi characters as JSON escapes)."""
+    bench, out_dir, _ = audited
+    listed = runner.invoke(app, ["tasks", str(bench), "--json"])
+    assert listed.exit_code == 0, listed.output
+    assert_terminal_safe(listed.stdout, "tasks --json")
+    names = {t["name"] for t in json.loads(listed.stdout)["tasks"]}
+    assert [p.name for p in STORABLE if p.text not in names] == []
+    for i, p in enumerate(STORABLE):
+        shown = runner.invoke(app, ["show", str(bench), task_id(i), "--json"])
+        assert shown.exit_code == 0, (p.name, shown.output)
+        assert_terminal_safe(shown.stdout, f"show --json {p.name}")
+        task = json.loads(shown.stdout)["task"]
+        assert (task["name"], task["domain"], task["criteria"][0]["text"]) == (p.text,) * 3
+    found = runner.invoke(app, ["search", str(out_dir), "Prompt", "--limit", "1000", "--json"])
+    assert found.exit_code == 0, found.output
+    assert_terminal_safe(found.stdout, "search --json")
+    tasks = {h["task"] for h in json.loads(found.stdout)["hits"]}
+    assert [p.name for p in STORABLE if p.text not in tasks] == []
+
+
 def test_a_lone_surrogate_is_refused_at_the_door_in_one_line(tmp_path: Path) -> None:
     """No file can hold a lone surrogate as UTF-8: a benchmark whose JSON escapes one in a task
     name is unusable input, one line that shows it escaped, and nothing is written."""
@@ -238,13 +261,13 @@ def _csv_cells(paths: list[Path]) -> list[str]:
 
 
 def test_exports_and_reviews_keep_payloads_as_text(out: Path) -> None:
-    """`export --format csv` and `reviews --export csv`: no cell starts a formula or holds a
+    """`export --format csv` and `reviews --format csv`: no cell starts a formula or holds a
     control, and every payload (as a name, answer, rationale, reviewer or note) is there, its
     controls visible; `reviews` prints reviewer names and notes as text; the JSON exports hold
     every payload exactly."""
     _record_reviews(out)
     for args in (["export", str(out), "--format", "csv"], ["export", str(out), "--format", "json"],
-                 ["reviews", str(out), "--export", "csv"], ["reviews", str(out), "--export",
+                 ["reviews", str(out), "--format", "csv"], ["reviews", str(out), "--format",
                                                              "json"]):
         result = runner.invoke(app, args)
         assert result.exit_code == 0, (args, result.output, result.exception)
@@ -255,17 +278,17 @@ def test_exports_and_reviews_keep_payloads_as_text(out: Path) -> None:
     assert time.perf_counter() - started < 30, "printing reviewers' names is linear"
     assert [p.name for p in STORABLE if squash(visible(p.text)) not in squash(printed)] == []
 
-    cells = _csv_cells([*(out / "export").glob("*.csv"), out / "reviews.csv"])
+    cells = _csv_cells([*(out / "export").glob("*.csv")])
     assert [c[:40] for c in cells if c.startswith(FORMULA_PREFIXES)] == []
     assert [c[:40] for c in cells if acting(c)] == []
-    reviewed = _csv_cells([out / "reviews.csv"])
+    reviewed = _csv_cells([out / "export" / "labels.csv"])
     for p in STORABLE:
         shown = visible(p.text)
         wanted = "'" + shown if shown.startswith(FORMULA_PREFIXES) else shown
         assert wanted in cells, p.name
         assert reviewed.count(wanted) >= 2, f"{p.name}: as a reviewer and as a note"
 
-    exported = json.loads((out / "reviews.json").read_text())
+    exported = json.loads((out / "export" / "labels.json").read_text())
     assert {r["reviewer"] for r in exported["labels"]} == {p.text for p in STORABLE}
     assert {n for r in exported["labels"] for n in r["notes"]} == {p.text for p in STORABLE}
     texts = {t for path in (out / "export").glob("*.json") for t in _strings(json.loads(

@@ -199,9 +199,9 @@ async def test_reviews_export_three_reviewers_kappas_and_notes(out: Path) -> Non
     await run(out, "ana", ["n", *"gold is stale", "enter", "1", "1", "4", "4", "p", "1", "1"])
     await run(out, "ben", ["1", "4", "4", "4", "p", "1", "2"])
     await run(out, "cy", ["1", "1", "4", "n", *"judge ok", "enter", "1", "p", "1"])
-    result = CliRunner().invoke(cli, ["reviews", str(out), "--export", "json"])
+    result = CliRunner().invoke(cli, ["reviews", str(out), "--format", "json"])
     assert result.exit_code == 0, result.output
-    exported = json.loads((out / "reviews.json").read_text())
+    exported = json.loads((out / "export" / "labels.json").read_text())
     failures, passes = exported["agreement"]["failures"], exported["agreement"]["passes"]
     assert [p["reviewers"] for p in failures["pairs"]] == [["ana", "ben"], ["ana", "cy"],
                                                            ["ben", "cy"]]
@@ -215,10 +215,10 @@ async def test_reviews_export_three_reviewers_kappas_and_notes(out: Path) -> Non
     assert notes[("nordlys_02", "ana")] == ["gold is stale"]
     assert notes[("meridian_04", "cy")] == ["judge ok"]
     assert "Fleiss" in result.output and "nordlys_03: ana defective_task" in result.output
-    assert CliRunner().invoke(cli, ["reviews", str(out), "--export", "csv"]).exit_code == 0
-    kappas = (out / "reviews_agreement.csv").read_text().splitlines()
+    assert CliRunner().invoke(cli, ["reviews", str(out), "--format", "csv"]).exit_code == 0
+    kappas = (out / "export" / "labels_agreement.csv").read_text().splitlines()
     assert len(kappas) == 1 + 4 + 4, "header, 3 pairs + Fleiss for failures and for passes"
-    assert "gold is stale" in (out / "reviews.csv").read_text()
+    assert "gold is stale" in (out / "export" / "labels.csv").read_text()
     assert CliRunner().invoke(cli, ["report", str(out)]).exit_code == 0
     report = (out / "report.md").read_text()
     assert "- failures: Cohen ana-ben " in report and "Fleiss" in report
@@ -308,9 +308,9 @@ def test_reviews_export_and_suggestions(out: Path) -> None:
                                                 label="model_error",
                                                 evidence_hash=data.hashes[task]))
     data.close()
-    result = CliRunner().invoke(cli, ["reviews", str(out), "--export", "json"])
+    result = CliRunner().invoke(cli, ["reviews", str(out), "--format", "json"])
     assert result.exit_code == 0, result.output
-    exported = json.loads((out / "reviews.json").read_text())
+    exported = json.loads((out / "export" / "labels.json").read_text())
     pair = exported["agreement"]["failures"]["pairs"][0]
     assert (pair["reviewers"], pair["kappa"], pair["tasks"]) == (["ana", "ben"], 1.0, 2)
     assert len(exported["labels"]) == 4 and not any(r["stale"] for r in exported["labels"])
@@ -587,9 +587,8 @@ def test_csv_exports_hold_no_formula(out: Path) -> None:
     data.record(task_id, None, note)
     data.close()
     assert CliRunner().invoke(cli, ["export", str(out), "--format", "csv"]).exit_code == 0
-    assert CliRunner().invoke(cli, ["reviews", str(out), "--export", "csv"]).exit_code == 0
     cells = []
-    for path in [*(out / "export").glob("*.csv"), out / "reviews.csv"]:
+    for path in (out / "export").glob("*.csv"):  # the labels with their notes among them
         with path.open(newline="") as f:
             cells += [c for row in csv.reader(f) for c in row]
     assert f"'{reviewer}" in cells and any(c.startswith(f"'{note}") for c in cells)

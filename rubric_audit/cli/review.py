@@ -49,20 +49,21 @@ def review_command(
 @user_errors
 def reviews_command(
     out_dir: Annotated[Path, typer.Argument(help="An audit's output folder (holds audit.db).")],
-    export: Annotated[str, typer.Option(help="csv or json.")] = "csv",
+    fmt: Annotated[str, typer.Option("--format", "--export", help="csv or json.")] = "csv",
 ) -> None:
     """Export every reviewer's current labels with their notes, Cohen's kappa for every pair
     of reviewers and Fleiss' kappa for all, over failures and passes apart, and the tasks
-    where reviewers disagree."""
+    where reviewers disagree, to OUT/export/ beside the audit's tables."""
+    from rubric_audit.report.frames import export_folder
     from rubric_audit.review.agreement import describe
     from rubric_audit.review.session import ReviewData
 
-    if export not in ("csv", "json"):
-        raise InputError("--export", None, f"expected csv or json, got {export!r}")
+    if fmt not in ("csv", "json"):
+        raise InputError("--format", None, f"expected csv or json, got {fmt!r}")
     data = ReviewData(out_dir, "export")
     try:
         rows, agreements = data.label_rows(), data.agreements()
-        written = data.write_reviews(out_dir, export, rows, agreements)
+        written = data.write_reviews(export_folder(out_dir), fmt, rows, agreements)
     finally:
         data.close()
     out.print(f"Wrote {', '.join(shown(str(p)) for p in written)}: {len(rows)} labels.")

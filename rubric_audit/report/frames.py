@@ -21,6 +21,7 @@ from rubric_audit.core.model import (
     SourceMetric,
 )
 from rubric_audit.core.text import csv_cell
+from rubric_audit.review.session import ReviewData
 from rubric_audit.store.audit_store import open_audit
 
 
@@ -86,17 +87,34 @@ def _csv(frame: pd.DataFrame) -> str:
     return nested.to_csv(index=False)
 
 
+EXPORT = "export"
+"""The one folder of an audit's exports (`export`, `reviews --format`): OUT/export/."""
+
+
+def export_folder(out: Path) -> Path:
+    """OUT/export/, made if missing."""
+    folder = (out if out.is_dir() else out.parent) / EXPORT
+    folder.mkdir(exist_ok=True)
+    return folder
+
+
 def export(path: Path, fmt: str) -> list[Path]:
-    """Write every table to `<path>/export/<table>.<fmt>` (csv or json); returns the files."""
+    """Write every table to `<path>/export/<table>.<fmt>` (csv or json), and beside them the
+    current labels with their notes and the reviewers' agreement (`ReviewData.write_reviews`);
+    returns the files."""
     if fmt not in ("csv", "json"):
         raise InputError("--format", None, f"expected csv or json, got {fmt!r}")
     tables = load(path)  # refuses a folder without an audit before anything is created
-    folder = (path if path.is_dir() else path.parent) / "export"
-    folder.mkdir(exist_ok=True)
+    folder = export_folder(path)
     written = []
     for name, frame in tables.items():
         target = folder / f"{name}.{fmt}"
         write_atomic(target, _csv(frame) if fmt == "csv"
                      else frame.to_json(orient="records", indent=2))
         written.append(target)
+    data = ReviewData(folder.parent, "export")
+    try:
+        written += data.write_reviews(folder, fmt, data.label_rows(), data.agreements())
+    finally:
+        data.close()
     return written

@@ -248,11 +248,11 @@ class ReviewData:
 
     def write_reviews(self, folder: Path, fmt: str, rows: list[dict[str, Any]],
                       agreements: dict[str, GroupAgreement]) -> list[Path]:
-        """reviews.json (`label_rows`: labels with notes; `agreements` per group, with the
-        disagreements), or as csv: reviews.csv, reviews_agreement.csv and
-        reviews_disagreements.csv."""
+        """labels.json (`label_rows`: labels with notes; `agreements` per group, with the
+        disagreements), or as csv: labels.csv, labels_agreement.csv and labels_disagreements.csv
+        (beside the export's `reviews` table, the log they fold)."""
         if fmt == "json":
-            target = folder / "reviews.json"
+            target = folder / "labels.json"
             write_atomic(target, json.dumps({"agreement": {g: a.model_dump() for g, a in
                                                            agreements.items()},
                                              "labels": rows}, indent=2) + "\n")
@@ -264,12 +264,12 @@ class ReviewData:
         disputes = [{"group": g, "task_id": d.task_id, "task": d.task,
                      "labels": "; ".join(f"{r}: {label}" for r, label in d.labels.items())}
                     for g, a in agreements.items() for d in a.disagreements]
-        tables = {"reviews": [{**r, "notes": " | ".join(r["notes"])} for r in rows],
-                  "reviews_agreement": kappas, "reviews_disagreements": disputes}
-        fields = {"reviews": list(rows[0]) if rows else ["task_id", "task", "group", "reviewer",
-                                                          "label", "notes"],
-                  "reviews_agreement": ["group", "method", "reviewers", "kappa", "tasks"],
-                  "reviews_disagreements": ["group", "task_id", "task", "labels"]}
+        tables = {"labels": [{**r, "notes": " | ".join(r["notes"])} for r in rows],
+                  "labels_agreement": kappas, "labels_disagreements": disputes}
+        fields = {"labels": list(rows[0]) if rows else ["task_id", "task", "group", "reviewer",
+                                                         "label", "notes"],
+                  "labels_agreement": ["group", "method", "reviewers", "kappa", "tasks"],
+                  "labels_disagreements": ["group", "task_id", "task", "labels"]}
         written = []
         for name, table in tables.items():
             buffer = io.StringIO()
