@@ -14,7 +14,7 @@ import sys
 import tempfile
 import time
 import zipfile
-from collections.abc import AsyncIterator, Callable
+from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
 
 import anyio
@@ -422,12 +422,15 @@ def test_http_export_folder_must_be_new_or_empty(tmp_path: Path) -> None:
     assert "not empty" in done.stderr and len(done.stderr.strip().splitlines()) == 1
 
 
-def test_sigterm_on_stdio_exports_and_removes_the_copy(tmp_path: Path) -> None:
-    (tmp_path / "tmp").mkdir()
+@contextlib.contextmanager
+def serving_stdio(tmp_path: Path, *options: str) -> Iterator[subprocess.Popen[bytes]]:
+    """`serve` over stdio in its own process, its workspace copy in tmp_path/tmp, a file written
+    through it (memo.md); killed on the way out if it still runs."""
+    (tmp_path / "tmp").mkdir(exist_ok=True)
     proc = subprocess.Popen(
-        [sys.executable, "-m", "rubric_audit", "serve", str(SAMPLE), "kestrel_06", "--export",
-         str(tmp_path / "out")], stdin=subprocess.PIPE, stdout=subprocess.PIPE,
-        stderr=subprocess.PIPE, env={**os.environ, "TMPDIR": str(tmp_path / "tmp")})
+        [sys.executable, "-m", "rubric_audit", "serve", str(SAMPLE), "kestrel_06", *options],
+        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        env={**os.environ, "TMPDIR": str(tmp_path / "tmp")})
     try:
         for message in [
             {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
@@ -440,12 +443,17 @@ def test_sigterm_on_stdio_exports_and_removes_the_copy(tmp_path: Path) -> None:
             proc.stdin.flush()
             if "id" in message:
                 assert b'"result"' in proc.stdout.readline()
-        assert len(list((tmp_path / "tmp").iterdir())) == 1, "the workspace copy"
-        proc.send_signal(signal.SIGTERM)  # stdin stays open, as a client that hangs would keep it
-        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
+        yield proc
     finally:
         if proc.poll() is None:
             proc.kill()
+
+
+def test_sigterm_on_stdio_exports_and_removes_the_copy(tmp_path: Path) -> None:
+    with serving_stdio(tmp_path, "--export", str(tmp_path / "out")) as proc:
+        assert len(list((tmp_path / "tmp").iterdir())) == 1, "the workspace copy"
+        proc.send_signal(signal.SIGTERM)  # stdin stays open, as a client that hangs would keep it
+        assert proc.wait(timeout=30) == 128 + signal.SIGTERM
     assert (tmp_path / "out/files/memo.md").read_text() == "done"
     assert list((tmp_path / "tmp").iterdir()) == []
 
@@ -514,31 +522,9 @@ async def test_what_a_session_writes_is_capped_per_message_and_in_all(
     assert big["tool"] == "mail_send" and big["arguments"]["chars"] > 20 * 10**6
 
 
-def _serve_stdio(tmp_path: Path, *options: str) -> subprocess.Popen[bytes]:
-    """`serve` over stdio in its own process, its workspace copy in tmp_path/tmp, a file
-    written through it; the caller stops it."""
-    (tmp_path / "tmp").mkdir(exist_ok=True)
-    proc = subprocess.Popen(
-        [sys.executable, "-m", "rubric_audit", "serve", str(SAMPLE), "kestrel_06", *options],
-        stdin=subprocess.PIPE, stdout=subprocess.PIPE, stderr=subprocess.PIPE,
-        env={**os.environ, "TMPDIR": str(tmp_path / "tmp")})
-    for message in [
-        {"jsonrpc": "2.0", "id": 1, "method": "initialize", "params": {
-            "protocolVersion": "2025-06-18", "capabilities": {},
-            "clientInfo": {"name": "test", "version": "1"}}},
-        {"jsonrpc": "2.0", "method": "notifications/initialized"},
-        {"jsonrpc": "2.0", "id": 2, "method": "tools/call", "params": {
-            "name": "files_write", "arguments": {"path": "memo.md", "content": "done"}}}]:
-        proc.stdin.write((json.dumps(message) + "\n").encode())
-        proc.stdin.flush()
-        if "id" in message:
-            assert b'"result"' in proc.stdout.readline()
-    return proc
-
-
 def test_stdio_says_it_serves_in_one_stderr_line(tmp_path: Path) -> None:
-    proc = _serve_stdio(tmp_path)
-    _, stderr = proc.communicate(timeout=60)  # stdin closed: the client went away
+    with serving_stdio(tmp_path) as proc:
+        _, stderr = proc.communicate(timeout=60)  # stdin closed: the client went away
     assert proc.returncode == 0
     [line] = stderr.decode().strip().splitlines()
     assert line == ("Serving kestrel_06 over stdio: an MCP client speaks on stdin and stdout "
@@ -570,9 +556,9 @@ def test_an_export_path_that_is_a_file_is_refused_before_serving(tmp_path: Path)
 def test_an_export_that_fails_at_shutdown_keeps_the_agents_changes(tmp_path: Path) -> None:
     """The export folder taken by a file while serving: the changes go to a new folder, said on
     stderr, instead of being lost with the workspace copy."""
-    proc = _serve_stdio(tmp_path, "--export", str(tmp_path / "out"))
-    (tmp_path / "out").write_text("taken")
-    _, stderr = proc.communicate(timeout=60)
+    with serving_stdio(tmp_path, "--export", str(tmp_path / "out")) as proc:
+        (tmp_path / "out").write_text("taken")
+        _, stderr = proc.communicate(timeout=60)
     assert proc.returncode == 0
     said = stderr.decode().strip().splitlines()[-1]
     assert said.startswith(f"could not export to {tmp_path / 'out'} (")
