@@ -128,9 +128,10 @@ def find_task(tasks: Sequence[Task], key: str, where: str, field: str = "task") 
     folded = {t.id: t for t in tasks if key.casefold() in (t.id.casefold(), t.name.casefold())}
     if len(folded) == 1:
         return next(iter(folded.values()))
-    spelled = {k.casefold(): k for t in tasks for k in (t.id, t.name)}
-    close = sorted(folded) or [spelled[k] for k in difflib.get_close_matches(
-        key.casefold(), list(spelled), n=3)]
+    # difflib is quadratic in a name's length: names past MAX_ID_BYTES are not compared
+    spelled = {k.casefold(): k for t in tasks for k in (t.id, t.name) if len(k) <= MAX_ID_BYTES}
+    close = sorted(folded) or ([spelled[k] for k in difflib.get_close_matches(
+        key.casefold(), list(spelled), n=3)] if len(key) <= MAX_ID_BYTES else [])
     hint = f"; did you mean {' or '.join(repr(k) for k in close)}?" if close else ""
     raise InputError(where, field, f"no task {key!r} (by id or name){hint}")
 
