@@ -560,3 +560,40 @@ def test_emphasis_rejections_dashes_conflicts_variances_and_superlatives(
 ])
 def test_governing_verbs_and_reflections(criterion: str, answer: str, expected: str) -> None:
     assert verdict(criterion, answer) == expected
+
+
+@pytest.mark.parametrize(("criterion", "answer", "expected"), [
+    # LaTeX is notation: $92.5\%$ is 92.5%, 23{,}100 is 23,100
+    ("States a Line 1 overrun of 92.5%", "$$\\text{overrun} = \\frac{23{,}100 - 12{,}000}{12{,}000}"
+     " = 92.5\\%$$\n\nSo Line 1 ran at an overrun of $92.5\\%$, above the 90% target.", "pass"),
+    ("States a haul of 23,100 t", "$$\\text{haul} = 23{,}100\\ \\text{t}$$", "pass"),
+    # a value struck through is retracted
+    ("States net yield of £9.12 per passenger", "Net yield: ~~£9.12~~ that used the gross count; "
+     "on fare-paying passengers it is **£9.37** per passenger.", "fail"),
+    ("States net yield of £9.37 per passenger", "Net yield: ~~£9.12~~ that used the gross count; "
+     "on fare-paying passengers it is **£9.37** per passenger.", "pass"),
+    # a footnote mark glued to a value, Swiss separators
+    ("States fee income of £1.30 per item", "Fee income per item was **£1.30¹** in March.\n\n"
+     "¹ Excludes consultation fees.", "pass"),
+    ("States 2024 revenue of CHF 48.6m", "Revenue 2024: **CHF 48'600'000** (2023: CHF 45'850'000).",
+     "pass"),
+    # "and a half" in words
+    ("States that the average student stays 2.5 terms", "The average student stays for **two and "
+     "a half terms**.", "pass"),
+    ("States that the average student stays 2.5 terms", "The average student stays for **one and "
+     "a half terms**.", "fail"),
+    # a place or period named by a number is no value; a variance word the criterion also uses
+    ("States a Ward 3 bed occupancy of 91.3%", "Ward 3 ran at 91.3% occupancy, above the 85% "
+     "safe level.", "pass"),
+])
+def test_markup_separators_footnotes_halves_and_names(criterion: str, answer: str,
+                                                      expected: str) -> None:
+    assert verdict(criterion, answer) == expected
+
+
+def test_a_change_column_is_no_rival_of_the_period_it_changes_to() -> None:
+    """"Q3 deposits fell by $2.6m" read from a Change column beside Q2 and Q3 columns is the
+    Q3 change, not a value said of another subject."""
+    table = ("| | Q2 | Q3 | Change |\n|---|---|---|---|\n| Deposits | $84.1m | $81.5m | -$2.6m |\n"
+             "| Loans | $62.0m | $63.3m | $1.3m |")
+    assert verdict("States that Q3 deposits fell by $2.6m", table) == "pass"

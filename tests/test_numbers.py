@@ -174,3 +174,52 @@ def test_number_reading_is_linear_on_a_megabyte_of_mixed_text() -> None:
     small = min(_seconds(250_000) for _ in range(2))
     large = min(_seconds(1_000_000) for _ in range(2))
     assert large < 8 * small + 0.05, (small, large)  # 4x the text: linear is ~4x, quadratic 16x
+
+
+@pytest.mark.parametrize(("text", "value"), [
+    ("CHF 48'600'000", 48_600_000),  # Swiss apostrophes separate thousands
+    ("CHF 45\u2019850\u2019000", 45_850_000),
+    ("£1.30¹", 1.30),  # a superscript glued to a value marks a footnote
+])
+def test_separators_and_footnote_marks(text: str, value: float) -> None:
+    assert one(text).value == pytest.approx(value)
+
+
+def test_a_superscript_after_a_unit_is_still_no_footnote() -> None:
+    """"120m²" is an area, never 120 million."""
+    assert all(q.value != 120e6 for q in find_quantities("a 120m² floor"))
+
+
+@pytest.mark.parametrize("text", ["in Term 2 we", "Ward 3 beds", "at Store 12 on", "zone-4 probe"])
+def test_a_capitalised_or_hyphenated_place_or_period_with_a_number_is_its_name(text: str) -> None:
+    assert find_quantities(text) == []
+
+
+def test_a_lower_case_term_is_still_a_value() -> None:
+    assert one("a term of 5 years").noun == "year"
+
+
+@pytest.mark.parametrize(("text", "value", "noun"), [
+    ("stays for two and a half terms", 2.5, "term"),
+    ("one and a half years", 1.5, "year"),
+])
+def test_numbers_in_words_with_a_half(text: str, value: float, noun: str) -> None:
+    from rubric_audit.checks.numbers import find_word_numbers
+
+    [q] = find_word_numbers(text)
+    assert (q.value, q.noun) == (value, noun)
+
+
+@pytest.mark.parametrize(("text", "measure"), [
+    ("a rate of −1.8 s/day", "second/day"),
+    ("+3.1 s/week", "second/week"),
+    ("a release of 3.2 m³/s", "meter**3/second"),
+])
+def test_rates_of_time_and_flow_are_units(text: str, measure: str) -> None:
+    assert one(text).measure == measure
+
+
+def test_a_duration_counted_after_a_modifier_is_the_duration() -> None:
+    """"10 teaching weeks" counts weeks; "event-day staff" counts no days."""
+    assert one("runs for 10 teaching weeks").noun == "week"
+    assert one("1,240 event-day staff").noun != "day"

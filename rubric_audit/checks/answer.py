@@ -3,8 +3,8 @@
 Each value gets its segment (sentence, line, list item or table row), its label (the words since
 the previous value and up to the next, with its table column's header), the names said beside it,
 and the unit a header, a line label or a phrase gives a bare number ("Margin change (pp): 23",
-"AUC (ng·h/mL)"). Values given for comparison ("from X", "versus X") or as a change ("by X") are
-marked, so the checker does not take them for the answer's claim. Each value also gets the
+"AUC (ng·h/mL)"). Values given for comparison ("from X", "versus X"), struck through or as a
+change ("by X") are marked, so the checker does not take them for the answer's claim. Each value also gets the
 qualifiers its clause says it of ("Tier-1", "FY2023", "with placebo"), so the checker can tell a
 value said of a rival of the criterion's subject. Every pass is linear in the answer.
 """
@@ -17,7 +17,7 @@ import itertools
 import re
 from dataclasses import dataclass, replace
 
-from rubric_audit.checks import units
+from rubric_audit.checks import markup, units
 from rubric_audit.checks.numbers import (
     CURRENCY_CODES,
     CURRENCY_SYMBOLS,
@@ -60,7 +60,7 @@ _OFFSET_WORDS = (r"(?:above|below|over|under|more\s+than|less\s+than|higher\s+th
 _AMOUNT = r"(?:(?:US|A|C)?[$€£¥]|(?:USD|EUR|GBP|NOK|SEK|CHF)\b|\d[\d,.]*\s?%)"
 OFFSET = re.compile(rf"(?:/[A-Za-z]+)?\s*{_OFFSET_WORDS}\s+(?:(?:the|its|a|an|our|their)\s+"
                     rf"(?:[\w-]+\s+){{0,3}}?)?{_AMOUNT}", re.I)
-OFFSET_FROM = re.compile(rf"\d\S*\s*{_OFFSET_WORDS}\s+(?:(?:the|its|a|an|our|their)\s+"
+OFFSET_FROM = re.compile(rf"\d\S*\s*,?\s*{_OFFSET_WORDS}\s+(?:(?:the|its|a|an|our|their)\s+"
                          rf"(?:[\w-]+\s+){{0,3}}?)?(?:(?:US|A|C)?[$€£¥]\s?|(?:USD|EUR|GBP|NOK|"
                          rf"SEK|CHF)\s?)?$", re.I)
 VARIANCE_BEFORE = re.compile(r"\b(?:overrun|overspend|underspend|variance|shortfall|excess|"
@@ -174,19 +174,10 @@ class Reading:
         return _qualify(self.text, self.quantities, self.headers, self.bounds)
 
 
-EMPHASIS = re.compile(r"\*\*|__|(?<![\w*])\*(?=\S)|(?<=\S)\*(?![\w*])|`")
-
-
-def plain_text(text: str) -> str:
-    """`text` with markdown emphasis and code marks blanked, each by as many spaces, so "from
-    **£1,300m**" reads as "from £1,300m" and every position still points into the original."""
-    return EMPHASIS.sub(lambda m: " " * len(m.group(0)), text)
-
-
 @functools.lru_cache(maxsize=1024)
 def read_answer(written: str) -> Reading:
-    """The answer read once (`Reading`), markdown emphasis blanked first (`plain_text`)."""
-    answer = plain_text(written)
+    """The answer read once (`Reading`), its markup blanked first (`markup.plain_text`)."""
+    answer = markup.plain_text(written)
     bounds = [0] + [m.end() for m in SEGMENT_END.finditer(answer)] + [len(answer) + 1]
     line_labels = _line_labels(answer)
     pieces = [answer[a:b] for a, b in itertools.pairwise(bounds)]
@@ -216,9 +207,11 @@ def read_answer(written: str) -> Reading:
         labels.append(frozenset(content_tokens(f"{before} {after} {headers[i]}")))
         label_names.append(names_in(before, first_word=True))
     starts = {q.start for q in found}
+    struck = markup.struck(answer)
     references = frozenset(i for i, q in enumerate(quantities)
                            if COMPARISON.search(answer, max(0, q.start - 40), q.start)
-                           or OFFSET_FROM.search(answer, max(0, q.start - 60), q.start))
+                           or OFFSET_FROM.search(answer, max(0, q.start - 60), q.start)
+                           or struck(q.start))
     return Reading(
         text=answer, quantities=tuple(quantities), segment_of=tuple(segment_of),
         segments=tuple(frozenset(content_tokens(p + " " + lab))

@@ -169,6 +169,8 @@ def _said_of_another(reading: Reading, index: int, holders: dict[str, list[int]]
     for wanted in sorted(set(holders) - own):
         for holder in (j for j in holders[wanted] if j != index):
             for rival in sorted(own - mentioned):
+                if CHANGE_HEADER.search(qualified.written[rival]):
+                    continue  # a Change column says what a value is, not whose (Q2 to Q3)
                 if _same_kind(reading, (rival, index), (wanted, holder)):
                     return (f"the answer gives {reading.quantities[index].text} for "
                             f"{qualified.written[rival]} and {reading.quantities[holder].text} "

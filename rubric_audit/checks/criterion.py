@@ -21,7 +21,13 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from rubric_audit.checks.answer import COMPARISON, is_qualifier, names_in, terms
+from rubric_audit.checks.answer import (
+    COMPARISON,
+    VARIANCE_BEFORE,
+    is_qualifier,
+    names_in,
+    terms,
+)
 from rubric_audit.checks.numbers import (
     CURRENCY_CODES,
     SCALES,
@@ -415,8 +421,9 @@ def _with_basis(body: str, target: Quantity) -> Quantity:
 def _role(body: str, target: Quantity) -> Role:
     """What a criterion's target is: a change ("falls by X"), the value compared with ("rose
     from X to Y": the answer's own 'from X' is then its claim, not an aside), or a level."""
-    if CHANGE_BEFORE.search(body, max(0, target.start - 24), target.start):
-        return "change"
+    if CHANGE_BEFORE.search(body, max(0, target.start - 24), target.start) \
+            or VARIANCE_BEFORE.search(body, max(0, target.start - 30), target.start):
+        return "change"  # "an overrun of 92.5%" is what the answer's "overrun of" gives too
     if COMPARISON.search(body, max(0, target.start - 40), target.start):
         return "compared"
     polarity = criterion_polarity(body, target)

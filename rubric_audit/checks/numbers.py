@@ -8,6 +8,8 @@ subsections and list markers ("(14)", "(1)", "1."), form, docket, model and acco
 ("Form 10-K", "No. 21-cv-1234", "K01", "FY2025"), years, dates and thresholds ("more than 5%",
 "13 or more"). Values are normalised to base units (currency in units, percentages in percent),
 so "$2.1bn" and "$2,100M" compare equal. A plain number keeps the word it counts ("45 days").
+Swiss apostrophes separate thousands ("CHF 48'600'000"), and a superscript glued to a value
+("£1.30¹") is a footnote's mark, not a digit.
 
 Every pass is linear: identifiers are found by one scan, quantities by another, and each
 quantity's context is read from a bounded window around it, never from all the text before it.
@@ -70,6 +72,11 @@ _REFERENCE_WORDS = (
     "options?|nos?|numbers?|ids?|refs?|references?|sku|serial|reg|scopes?|workstreams?|waves?|"
     "drg|cpt|icd(?:-10)?|ndc|hcpcs|naics|npi|isin|cusip|ein|"
     "po|p\\.o|rf[qpi]s?|grns?|asns?|ncrs?|batch(?:es)?|protocols?|requisitions?|waybills?|awbs?")
+# "Term 2", "Ward 3" or "zone-4" names a period or a place; "a term of 5 years" does not
+_PLACE_WORDS = ("(?:term|semester|trimester|ward|site|store|plant|gate|station|berth|bay|dock|"
+                "platform|zone|region|shift|team|unit|cohort|arm|group|round|cycle|grade|centre|"
+                "center|branch|depot|hall|court|pier|terminal|kiln|furnace|tank|well|pit|mine|"
+                "reactor|turbine|vessel)s?")
 _CODES = "|".join(CURRENCY_CODES)
 # A currency named in words after the amount; "dollars" alone names no one currency
 CURRENCY_WORDS = {"us dollar": "USD", "euro": "EUR", "pounds sterling": "GBP",
@@ -85,6 +92,7 @@ IDENTIFIER = re.compile(
     §+\s*(?:{_ID_TAIL}|[\w.\-]+)(?:\s*(?:,|and|or|to|through|[-–])\s*{_ID_TAIL})*
     |\b\d+\s+(?:C\.?F\.?R|U\.?S\.?C|Fed\.?\s*Reg|F\.\s*(?:Supp\.\s*)?\d?d?|U\.S|S\.\s*Ct)\.?
         \s*(?:§+\s*)?[\d.\-]+(?:{_PAREN})*
+    |\b(?-i:(?=[A-Z])){_PLACE_WORDS}\s+{_ID_TAIL}|\b{_PLACE_WORDS}-\d{{1,4}}\b
     |\b(?:{_REFERENCE_WORDS})\.?\s*(?:No\.?\s*|\#\s*)?(?:{_ID_TAIL}|{_PAREN}(?:{_PAREN})*)
         (?:\s*(?:,|and|or|to|through|[-–])\s*(?:{_ID_TAIL}|{_PAREN}(?:{_PAREN})*))*
     |\#\s*\d[\w.\-/]*
@@ -103,20 +111,22 @@ IDENTIFIER = re.compile(
     re.X | re.I,
 )
 
+FOOTNOTE_MARKS = "¹²³⁴⁵⁶⁷⁸⁹⁰"  # "£1.30¹": a superscript glued to a digit marks a footnote
 QUANTITY = re.compile(
     rf"""
     (?<![\w.,%)])
     (?P<sign>(?:[-−]|(?i:negative|minus)\s)(?=\s?(?:[$€£¥]|\d|(?:{_CODES})\b))|–(?=[$€£¥\d]))?
     (?:(?P<cur_sym>(?:US|A|C|NZ|HK|S|R)?\$|[€£¥])|(?P<cur_pre>(?:{_CODES}))\s?)?
     (?P<sign2>[-−])?
-    (?P<num>(?>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+))(?P<frac>[¼½¾⅓⅔⅛⅜⅝⅞])?
+    (?P<num>(?>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d{{1,3}}(?:['\u2019]\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?
+       |\.\d+))(?P<frac>[¼½¾⅓⅔⅛⅜⅝⅞])?
     (?:\s?(?P<scale_word>(?i:billion|million|thousand|trillion|bn|mm|mn|tn))\b
        |(?P<scale>[kKmMbB])(?![A-Za-z]))?
     (?:[\s-]?(?P<unit>%|percent\b|per\s?cent\b|percentage\s+points?\b|pp\b|bps?\b|basis\s+points?\b
        |(?:points?|pts?)\b(?![\s-]+(?:card|programme|program|scheme|system|balance))
        |[x×](?![A-Za-z])|times\b))?
     (?:\s?(?P<cur_post>{_CODES})\b)?
-    (?![\w])
+    (?:(?<=\d)(?=[{FOOTNOTE_MARKS}])|(?![\w]))
     """,
     re.X,
 )
@@ -140,6 +150,7 @@ RANGE_JOIN = re.compile(r"^(?:[ \t]*(?:-|–|to|and)[ \t]*|—)$", re.I)
 NOUN = re.compile(r"^\)?[\s-]?([A-Za-z]{2,})(?:[\s-]([A-Za-z]{2,}))?")
 QUALIFIERS = frozenset(("business", "calendar", "working", "consecutive", "full", "additional",
                         "new", "total", "net", "gross", "separate", "distinct"))
+DURATION_NOUNS = frozenset(("minute", "hour", "day", "week", "month", "quarter", "year"))
 NOT_NOUNS = frozenset("""
 and or to of in on at by for from with the a an than as is are was were be per each vs versus
 over under above below after before between into more less fewer up down out off if but so
@@ -233,8 +244,10 @@ def _noun(after: str) -> str | None:
     if not match:
         return None
     word = match.group(1).lower()
-    if word in QUALIFIERS and match.group(2):
-        word = match.group(2).lower()
+    second = (match.group(2) or "").lower()
+    spaced = not re.match(r"^\)?[\s-]?[A-Za-z]+-", after)  # "event-day staff" counts staff
+    if second and (word in QUALIFIERS or (spaced and second.rstrip("s") in DURATION_NOUNS)):
+        word = second  # "10 teaching weeks" counts weeks
     if word in NOT_NOUNS:
         return None
     return word[:-1] if word.endswith("s") and len(word) > 3 else word
@@ -242,7 +255,7 @@ def _noun(after: str) -> str | None:
 
 def _quantity(match: re.Match[str], text: str) -> Quantity | None:
     g = match.groupdict()
-    num = g["num"]
+    num = re.sub(r"['\u2019]", ",", g["num"])  # "48'600'000": Swiss thousands separators
     before = text[max(0, match.start() - WINDOW):match.start()]
     after = text[match.end():match.end() + WINDOW]
     currency = (CURRENCY_SYMBOLS.get(g["cur_sym"] or "") or g["cur_pre"] or g["cur_post"])
@@ -468,6 +481,8 @@ def value_in_terms_of(q: Quantity, target: Quantity) -> float:
     if q.dimension in ("percent", "multiple") or q.scale == target.scale:
         return q.value
     if q.scale == 1.0:  # "2433" beside "$2,470 million"; "$2,860,000" is already in units
+        if q.noun and q.noun == target.noun:
+            return q.value  # "65 broadcast hours" counts hours, not millions of them
         return q.value if abs(q.value) >= target.scale else q.value * target.scale
     if target.scale == 1.0:  # "1,284" under "($000s)" against "$1,284,000": already units
         return q.value if abs(target.value) >= q.scale else q.value / q.scale
@@ -511,7 +526,9 @@ def find_ranges(text: str, quantities: list[Quantity]) -> list[tuple[Quantity, Q
 
 
 WORD_NUMBER = re.compile(rf"(?<![-\w])({NUMBER_WORDS}|zero)(?:-(one|two|three|four|five|six|seven|eight|"
-                         r"nine))?\s+(?!hundred|thousand|million|billion)(?=[a-z])", re.I)
+                         r"nine))?\s+(?:and\s+a\s+(half|quarter)\s+)?(?!hundred|thousand|million|billion)"
+                         r"(?=[a-z])", re.I)
+FRACTION_WORDS = {"half": 0.5, "quarter": 0.25}  # "two and a half terms" is 2.5 terms
 WORD_VALUES = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
     "fifteen sixteen seventeen eighteen nineteen".split())}
@@ -520,17 +537,20 @@ WORD_VALUES |= {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 6
 
 
 def find_word_numbers(text: str) -> list[Quantity]:
-    """Counts written in words before what they count: 'three weeks', 'forty-five days'."""
+    """Counts written in words before what they count: 'three weeks', 'forty-five days', 'two
+    and a half terms'."""
     out = []
     for m in WORD_NUMBER.finditer(text):
         head = m.group(1).lower()
         if head not in WORD_VALUES:
             continue
         value = WORD_VALUES[head] + (WORD_VALUES[m.group(2).lower()] if m.group(2) else 0)
+        fraction = FRACTION_WORDS[m.group(3).lower()] if m.group(3) else 0.0
         noun = _noun(text[m.end() - 1:m.end() + WINDOW])
         if noun:
-            out.append(Quantity(value=float(value), dimension="plain", currency=None, scale=1.0,
-                                decimals=0, text=m.group(0).strip(), start=m.start(),
+            out.append(Quantity(value=value + fraction, dimension="plain", currency=None,
+                                scale=1.0, decimals=len(str(fraction)) - 2 if fraction else 0,
+                                text=m.group(0).strip(), start=m.start(),
                                 end=m.end(), noun=noun,
                                 measure=_measure(text[m.end() - 1:m.end() + WINDOW])))
     return out

@@ -15,7 +15,7 @@ import re
 from dataclasses import dataclass
 from typing import Literal
 
-from rubric_audit.checks.numbers import Quantity
+from rubric_audit.checks.numbers import DURATION_NOUNS, Quantity
 
 Direction = Literal["up", "down"]
 Valence = Literal["favourable", "adverse"]
@@ -64,7 +64,6 @@ WORDS_BEFORE = 3  # change words read this many words before a value
 SENTENCE_END = re.compile(r"[.!?](?=\s)|\n")
 CHANGE_HEADER = re.compile(r"\b(?:change|chg|delta|movement|diff(?:erence)?)\b|Δ|±", re.I)
 # (not "variance": whether its sign is budget less actual or actual less budget varies)
-DURATION_NOUNS = frozenset(("day", "week", "month", "year", "hour", "minute", "quarter"))
 
 
 @dataclass(frozen=True)

@@ -67,8 +67,13 @@ UNITS: dict[str, str] = {
     # speed, pressure, data
     "km/h": "kilometer/hour", "kph": "kilometer/hour", "mph": "mile/hour", "m/s": "meter/second",
     "knot": "knot", "psi": "psi", "kPa": "kilopascal", "MPa": "megapascal",
+    "m³/s": "meter**3/second", "m3/s": "meter**3/second", "cumecs": "meter**3/second",
     "kB": "kilobyte", "MB": "megabyte", "GB": "gigabyte", "TB": "terabyte", "PB": "petabyte",
     "Mbps": "megabit/second", "Gbps": "gigabit/second", "Tbps": "terabit/second",
+    # a clock's or a watch's rate: seconds gained or lost per day, per week
+    "s/day": "second/day", "s/d": "second/day", "sec/day": "second/day",
+    "s/week": "second/week", "s/wk": "second/week", "sec/week": "second/week",
+    "min/month": "minute/month",
     # yields
     "t/ha": "metric_ton/hectare", "t/acre": "metric_ton/acre", "kg/ha": "kilogram/hectare",
     "lb/acre": "pound/acre",
