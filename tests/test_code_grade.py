@@ -81,8 +81,6 @@ RIVALS = [  # (criterion, answer: the criterion's value said of a rival, the val
     ("States the 2025 readmission rate at the North site is 7.4%",
      "| Site | 2024 | 2025 |\n|---|---|---|\n| North | 7.4% | 3.9% |\n| South | 8.8% | 5.1% |",
      "3.9%"),
-    ("States that 55% of invoices were paid within 30 days",
-     "55% of invoices were paid within 60 days; within 30 days the share was 38%.", "38%"),
 ]
 
 
@@ -597,3 +595,70 @@ def test_a_change_column_is_no_rival_of_the_period_it_changes_to() -> None:
     table = ("| | Q2 | Q3 | Change |\n|---|---|---|---|\n| Deposits | $84.1m | $81.5m | -$2.6m |\n"
              "| Loans | $62.0m | $63.3m | $1.3m |")
     assert verdict("States that Q3 deposits fell by $2.6m", table) == "pass"
+
+
+@pytest.mark.parametrize(("criterion", "answer", "prompt", "expected"), [
+    # the answer's own rounding of its working value is its final figure, right or wrong
+    ("States a mean age at issue of 15 days", "Mean age at issue = 14.6 days, i.e. **14 days** "
+     "to the nearest whole day.", "Round to the nearest whole day.", "fail"),
+    ("States a mean age at issue of 15 days", "Mean age at issue = 14.6 days, i.e. **15 days** "
+     "to the nearest whole day.", "Round to the nearest whole day.", "pass"),
+    ("States an average fee of A$68 per tutoring hour", "A$612,480 / 9,067 hours = A$67.55 → "
+     "**A$67 per hour** (nearest dollar).", "Round to the nearest whole dollar.", "fail"),
+    # ... unless the criterion asks for the precise figure, which the answer states
+    ("States a mean triage wait of 14.6 minutes", "Mean triage wait was 14.6 minutes, i.e. about "
+     "15 minutes.", "", "pass"),
+    # "the nearest ten" is a rounding instruction
+    ("States Term 2 enrolment of 1,280 students", "Term 2 enrolment: **1,276 students**.",
+     "Roughly how many students? Round to the nearest ten.", "pass"),
+    ("States Term 2 enrolment of 1,280 students", "Term 2 enrolment: **1,292 students**.",
+     "Roughly how many students? Round to the nearest ten.", "fail"),
+])
+def test_the_answers_own_rounding_and_the_nearest_ten(criterion: str, answer: str, prompt: str,
+                                                      expected: str) -> None:
+    assert verdict(criterion, answer, prompt) == expected
+
+
+@pytest.mark.parametrize(("criterion", "answer"), [
+    # a header's unit of another kind or scale never passes the criterion's
+    ("States that the Elland branch holds 4.5 weeks of stock cover",
+     "| Branch | Stock cover (days) |\n|---|---|\n| Elland | 4.5 |\n| Brighouse | 4.1 |"),
+    ("States 2024 inflow of 612 million m³ to the reservoir",
+     "| Year | Inflow (GWh equiv.) |\n|---|---|\n| 2023 | 655 |\n| 2024 | 612 |"),
+    ("States CV-21 movements averaged +3.1 s/day at final control",
+     "| Test | Avg deviation (s/week) |\n|---|---|\n| CV-21 final control | +3.1 |\n"
+     "| CV-28 final control | +1.9 |"),
+    # a bare number the answer also gives in a unit of measure is in that unit
+    ("States the ferry uses 4.6 tonnes of fuel per round trip",
+     "| Metric | Fuel per round trip (m³) |\n|---|---|\n| Mean | 4.6 |\n| Maximum | 5.3 |\n\n"
+     "So the ferry burns 4.6 per round trip on average."),
+])
+def test_a_unit_the_answer_gives_elsewhere_of_another_kind_never_passes(criterion: str,
+                                                                        answer: str) -> None:
+    assert verdict(criterion, answer) != "pass"
+
+
+@pytest.mark.parametrize(("criterion", "answer", "expected"), [
+    # "within 5 m of HRWL" beside a count of days is its condition: bind by the window
+    ("States the reservoir was within 5 m of HRWL on 63 days in 2024", "- within 2 m of HRWL: 19 "
+     "days\n- within 5 m of HRWL: **48 days**\n- within 10 m of HRWL: 63 days", "fail"),
+    ("States the reservoir was within 5 m of HRWL on 48 days in 2024", "- within 2 m of HRWL: 19 "
+     "days\n- within 5 m of HRWL: **48 days**\n- within 10 m of HRWL: 63 days", "pass"),
+    ("States that 55% of invoices were paid within 30 days",
+     "55% of invoices were paid within 60 days; within 30 days the share was 38%.", "fail"),
+    # a lopsided window is no tolerance either
+    ("States that 96.1% of movements ran within −4/+6 s/day", "- within −4/+6 s/day: **2,316 "
+     "(93.7%)**\n- within ±10 s/day: 2,376 (96.1%)", "fail"),
+    ("States that 93.7% of movements ran within −4/+6 s/day", "- within −4/+6 s/day: **2,316 "
+     "(93.7%)**\n- within ±10 s/day: 2,376 (96.1%)", "pass"),
+])
+def test_a_window_beside_a_value_of_another_kind_is_its_condition(criterion: str, answer: str,
+                                                                  expected: str) -> None:
+    assert verdict(criterion, answer) == expected
+
+
+def test_only_the_answers_values_in_another_window_abstain_and_say_why() -> None:
+    graded = grade_numeric("States that the reservoir was within 5 m of HRWL on 63 days",
+                           "- within 10 m of HRWL: 63 days\n- within 20 m of HRWL: 90 days")
+    assert graded.verdict == "not_applicable"
+    assert "within another window than 5" in graded.reason

@@ -29,6 +29,7 @@ from rubric_audit.checks.numbers import (
     find_word_numbers,
     join_durations,
     measure_unit,
+    windows_in,
     with_unit,
 )
 from rubric_audit.checks.text import STOPWORDS, content_tokens, stem
@@ -81,7 +82,7 @@ REVISION = re.compile(
 SAVED_FILE = re.compile(r"\b(?:saved|created|attached|uploaded|written|exported|updated|"
                         r"added|built|populated|filled|wrote|edited)\b"
                         r"[^.\n]{0,80}?\.(?:xlsx|xlsm|docx|pptx|pdf|csv)\b", re.I)
-SEGMENT_END = re.compile(r"\n|[.!?;](?=\s)")
+SEGMENT_END = re.compile(r"\n|(?<!\bi\.e)(?<!\be\.g)[.!?;](?=\s)")  # "i.e." and "e.g." end no sentence
 TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}")
 UNIT_MARK = re.compile(
     r"(?P<bps>\bbps?\b|basis\s+points?)|(?P<pct>%|\bpp\b|\bppts?\b|percentage\s+points?|"
@@ -91,6 +92,9 @@ UNIT_MARK = re.compile(
     r"|\b(?P<scale>thousands|millions|billions|'000s?|000s)\b")
 HEADER_MEASURE = re.compile(rf"\(\s*({MEASURE_UNIT})\s*\)|\bin\s+({MEASURE_UNIT})")
 HEADER_PARENS = re.compile(r"\(([^()]{1,24})\)")  # "Drop (m)", "Area (sq ft)"
+HEADER_DURATION = re.compile(r"\(\s*(days?|weeks?|months?|years?|hours?|hrs?|h|minutes?|mins?)"
+                             r"\s*\)", re.I)  # "Stock cover (days)"
+DURATION_SPELLING = {"hrs": "hour", "hr": "hour", "h": "hour", "mins": "minute", "min": "minute"}
 # What says which of several like values a value is: a period, tier, phase, arm or window
 # ("FY2024", "Q3", "Tier-2", "Phase 3", "Arm B", "2025", "30 days"), or a word.
 QUALIFIER_CODE = (
@@ -167,6 +171,8 @@ class Reading:
     refusal: bool
     saved_file: bool
     revised_at: int  # where the answer's last self-correction starts ("Correction: ..."), or -1
+    roundings: tuple[tuple[int, int], ...]  # (a working value, the answer's own rounding of it)
+    windows: frozenset[int]  # values that say within what another is measured ("within 5 m")
 
     @functools.cached_property
     def qualified(self) -> Qualified:
@@ -190,6 +196,7 @@ def read_answer(written: str) -> Reading:
     found = join_durations(answer, sorted([*find_quantities(answer), *find_word_numbers(answer)],
                                           key=lambda q: q.start))
     quantities, headers = _implied_units(answer, found)
+    quantities = _restated_measures(quantities)
     segment_of = [bisect.bisect_right(bounds, q.start) - 1 for q in quantities]
     labels, label_names = [], []
     for i, q in enumerate(quantities):
@@ -227,7 +234,28 @@ def read_answer(written: str) -> Reading:
         thresholds=tuple(q for q in find_quantities(answer, thresholds=True)
                          if q.start not in starts),
         refusal=bool(REFUSAL.search(answer)), saved_file=bool(SAVED_FILE.search(answer)),
-        revised_at=max((m.start() for m in REVISION.finditer(answer)), default=-1))
+        revised_at=max((m.start() for m in REVISION.finditer(answer)), default=-1),
+        roundings=_roundings(answer, quantities),
+        windows=frozenset(map(quantities.index, windows_in(answer, quantities))))
+
+
+ROUNDED_GAP = re.compile(r"[^.!?;|\d]{0,40}")  # a wrapped line too, not a paragraph break
+ROUNDING_WORD = re.compile(r"\bie\b|→|->|⇒|≈|\bround|\bnearest\b|\bthat\s+is\b|\bcall\s+it\b",
+                           re.I)
+
+
+def _roundings(answer: str, quantities: list[Quantity]) -> tuple[tuple[int, int], ...]:
+    """(i, i + 1) where value i + 1 restates value i rounded, as the answer's own final figure:
+    "14.6 days, i.e. **14 days** to the nearest whole day", "A$67.55 → A$67". The rounding is
+    coarser than the working value and within one of its own steps of it (a truncation too)."""
+    out = []
+    for i, (working, rounded) in enumerate(itertools.pairwise(quantities)):
+        gap = re.sub(r"\bi\.\s?e\.", "ie", answer[working.end:rounded.start])
+        if (rounded.step > working.step and working.compatible(rounded)
+                and abs(working.value - rounded.value) < rounded.step
+                and ROUNDED_GAP.fullmatch(gap) and "\n\n" not in gap and ROUNDING_WORD.search(gap)):
+            out.append((i, i + 1))
+    return tuple(out)
 
 
 def terms(text: str) -> list[tuple[str, str, int]]:
@@ -404,7 +432,7 @@ def _line_labels(answer: str) -> dict[int, str]:
 
 def _unit_template(label: str) -> Quantity | None:
     """The unit a header, label or phrase gives bare numbers: '(pp)', '$m', 'USD 000s',
-    '(ng·h/mL)'."""
+    '(ng·h/mL)', '(GWh equiv.)', '(days)'."""
     marks = list(UNIT_MARK.finditer(label))
     base = Quantity(value=1.0, dimension="plain", currency=None, scale=1.0, decimals=0,
                     text="", start=0, end=0)
@@ -413,8 +441,14 @@ def _unit_template(label: str) -> Quantity | None:
         if measure:
             unit = measure_unit(measure.group(1) or measure.group(2))
             return replace(base, noun=unit, measure=units.si_unit(unit))
-        named = next(filter(None, map(units.unit_named, HEADER_PARENS.findall(label))), None)
-        return replace(base, measure=named) if named else None
+        named = next(filter(None, map(units.unit_heading, HEADER_PARENS.findall(label))), None)
+        if named:
+            return replace(base, measure=named)
+        duration = HEADER_DURATION.search(label)
+        if duration:
+            word = duration.group(1).lower()
+            return replace(base, noun=DURATION_SPELLING.get(word, word.rstrip("s")))
+        return None
     m = marks[-1]
     if m.group("bps"):
         return replace(base, dimension="percent", scale=0.01, points=True)
@@ -473,6 +507,22 @@ def _implied_units(answer: str, found: list[Quantity]) -> tuple[list[Quantity], 
                 out[i] = with_unit(q, template)
             i += 1
     return out, headers
+
+
+def _restated_measures(quantities: list[Quantity]) -> list[Quantity]:
+    """A bare number the answer also writes in one unit of measure is in that unit: after a
+    column "Fuel per round trip (m³)" holding 4.6, "burns 4.6 per round trip" is 4.6 m³."""
+    measures: dict[str, set[Quantity]] = {}
+    for q in quantities:
+        if q.measure and q.dimension == "plain":
+            measures.setdefault(q.text, set()).add(replace(q, value=1.0, scale=1.0))
+    out = list(quantities)
+    for i, q in enumerate(quantities):
+        same = {m.measure for m in measures.get(q.text, ())}
+        if len(same) == 1 and q.dimension == "plain" and not (q.noun or q.measure) \
+                and q.scale == 1.0:
+            out[i] = replace(q, measure=same.pop())
+    return out
 
 
 def _cells(line: str) -> list[str]:

@@ -132,11 +132,13 @@ def check_target(target: Quantity, tolerance: Tolerance, answer: str,
                  context: Collection[tuple[str, float]] = (), subject: frozenset[str] = frozenset(),
                  names: frozenset[str] = frozenset(), limit: bool = False,
                  role: Role = "level", qualifiers: frozenset[str] = frozenset(),
-                 mentioned: frozenset[str] = frozenset()) -> TargetCheck:
+                 mentioned: frozenset[str] = frozenset(),
+                 windows: tuple[Quantity, ...] = ()) -> TargetCheck:
     """Whether the answer states the target where it speaks of the target's subject, and not
     only in values it says of a rival of that subject (`_said_of_another`; `qualifiers` are the
-    criterion's terms that may say which value it means, `mentioned` all its terms)."""
-    check = _bind(target, tolerance, answer, context, subject, names, limit, role)
+    criterion's terms that may say which value it means, `mentioned` all its terms) or within
+    another window than the criterion's (`windows`: "within 5 m of HRWL")."""
+    check = _bind(target, tolerance, answer, context, subject, names, limit, role, windows)
     reading = read_answer(answer)
     kin = [i for i, q in enumerate(reading.quantities) if q.compatible(target)]
     if (not qualifiers or check.outcome not in ("pass", "fail") or check.hedged
@@ -199,7 +201,8 @@ def _same_kind(reading: Reading, one: tuple[str, int], other: tuple[str, int]) -
 
 def _bind(target: Quantity, tolerance: Tolerance, answer: str,
           context: Collection[tuple[str, float]], subject: frozenset[str],
-          names: frozenset[str], limit: bool, role: Role) -> TargetCheck:
+          names: frozenset[str], limit: bool, role: Role,
+          windows: tuple[Quantity, ...] = ()) -> TargetCheck:
     """Whether the answer states the target where it speaks of the target's subject.
 
     A value binds to the target through its label (the words since the previous value) and its
@@ -225,6 +228,16 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
     if reading.revised_at >= 0:  # a self-correction's values replace those it corrects
         after = [i for i in candidates if pool[i].start > reading.revised_at]
         candidates = after or candidates
+    candidates = _final_figures(reading, candidates, tolerance)
+    windowed = False  # the candidates are said within the criterion's window, which binds them
+    if windows:
+        candidates, elsewhere, windowed = _within(reading, candidates, windows)
+        if elsewhere and not candidates:
+            q = reading.quantities[elsewhere[0]]
+            return TargetCheck(target=target, tolerance=tolerance, matched=[], missed=[q],
+                               hedged=False, outcome="other_subject",
+                               note=f"the answer gives {q.text} within another window than "
+                                    f"{' to '.join(w.text for w in windows)}")
     if role == "change":  # a change is read where the answer gives changes, if it does
         # "rose 2.1 pp" is not a relative "rose 2.1%", nor the other way round
         candidates = [i for i in candidates if not pool[i].other_points(target)]
@@ -255,7 +268,7 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
         shared = len(subject & reading.labels[i])
         alone = sum(_strictly_same_unit(reading.quantities[j], target) for j in candidates) == 1 \
             and not any(_near(reading.quantities[j], target, tolerance) for j in candidates)
-        plainly = bool(named) or (shared >= 2 and shared >= 0.6 * len(subject)) \
+        plainly = bool(named) or windowed or (shared >= 2 and shared >= 0.6 * len(subject)) \
             or (shared >= 1 and alone)  # the answer's only value in this unit, said of it
         if plainly and _strictly_same_unit(q, target) and _same_order(q, target):
             return TargetCheck(target=target, tolerance=tolerance, matched=[], missed=[q], hedged=False,
@@ -285,6 +298,40 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
         return decided
     return TargetCheck(target=target, tolerance=tolerance, matched=[], missed=[], hedged=False,
                        outcome="not_found")
+
+
+def _within(reading: Reading, candidates: list[int],
+            windows: tuple[Quantity, ...]) -> tuple[list[int], list[int], bool]:
+    """(the candidates said within the criterion's window, or else those said within none;
+    the candidates said within another window of its kind; whether the first are said within
+    the criterion's): "within 5 m of HRWL: 48 days", "within 10 m of HRWL: 63 days" against
+    63 days within 5 m."""
+    ours, others, unsaid = [], [], []
+    for i in candidates:
+        stated = [reading.quantities[j] for j in reading.windows
+                  if reading.segment_of[j] == reading.segment_of[i]]
+        if not any(w.compatible(c) for w in stated for c in windows):
+            unsaid.append(i)
+        elif len(stated) == len(windows) and all(
+                w.compatible(c) and abs(value_in_terms_of(w, c) - c.value) <= c.step / 2
+                for w, c in zip(stated, windows, strict=True)):
+            ours.append(i)
+        else:
+            others.append(i)
+    return ours or unsaid, others, bool(ours)
+
+
+def _final_figures(reading: Reading, candidates: list[int], tolerance: Tolerance) -> list[int]:
+    """Of a working value and the answer's own rounding of it ("14.6 days, i.e. 14 days"), the
+    one the criterion asks for: the rounding where the target is no more precise than it (the
+    answer commits to its final figure, right or wrong), else the working value (the
+    criterion asks for the precise figure, which the answer states)."""
+    dropped = set()
+    for working, rounded in reading.roundings:
+        if working in candidates and rounded in candidates:
+            coarse = tolerance.high - tolerance.low >= reading.quantities[rounded].step * 0.999
+            dropped.add(working if coarse else rounded)
+    return [i for i in candidates if i not in dropped]
 
 
 def _range_end(target: Quantity, tolerance: Tolerance, reading: Reading) -> TargetCheck:

@@ -100,7 +100,8 @@ def _target_check(claim: Claim, n: int, answer: str, negated: bool = False) -> T
     if negated:
         target, tolerance = replace(target, value=-target.value), tolerance.negated()
     return check_target(target, tolerance, answer, claim.context, claim.subjects[n], claim.names,
-                        claim.limit, claim.roles[n], claim.qualifiers[n], claim.mentioned)
+                        claim.limit, claim.roles[n], claim.qualifiers[n], claim.mentioned,
+                        windows=claim.windows)
 
 
 def _polar_check(claim: Claim, n: int, answer: str) -> TargetCheck:

@@ -37,6 +37,7 @@ from rubric_audit.checks.numbers import (
     find_ranges,
     per_of,
     value_in_terms_of,
+    windows_in,
 )
 from rubric_audit.checks.polarity import (
     OFFSET_AFTER,
@@ -46,6 +47,7 @@ from rubric_audit.checks.polarity import (
     valence,
 )
 from rubric_audit.checks.text import content_tokens
+from rubric_audit.checks.units import same_kind
 
 WORD_DIGITS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _QTY = r"[-−]?[$€£¥]?\s?\d[\d,]*(?:\.\d+)?|[-−]?[$€£¥]?\s?\.\d+"
@@ -57,7 +59,6 @@ TOLERANCE_CLAUSE = re.compile(
     |\bwithin\s+(?:±|\+/[-−])?\s*(?:{_QTY})\s*(?:%|percent|bps?|basis\s+points?|percentage\s+points?
        |pp|bn|mm|m|k|million|billion|x)?\s*(?:of\b[^,.;()]*)?""",
     re.I | re.X)
-WINDOW_BEFORE = re.compile(r"\bwithin\s*$", re.I)
 COPULA = re.compile(r"\b(?:is|are|was|were|equals|to\s+be)\b|=", re.I)
 DECIMALS = re.compile(r"(?:\bto|\bat|\bwith|\bin)\s+(\d|zero|one|two|three|four|five|six)\s+"
                       r"(?:decimal|d\.?p\b|dp\b)|\b(\d)\s*d\.?p\b", re.I)
@@ -67,10 +68,10 @@ NEAREST = re.compile(
     r"(?P<unit>%|percent|percentage\s+points?|pp|bps?|basis\s+points?|k|m|bn|million|billion)?"
     r"|(?P<word>cent|penny|whole\s+number|integer|dollar|euro|pound|unit|hundred|thousand|"
     r"million|billion"
-    r"|percentage\s+point|percent|tenth|hundredth|basis\s+point|bp))", re.I)
+    r"|percentage\s+point|percent|tenth|hundredth|ten\b|basis\s+point|bp))", re.I)
 NEAREST_STEP = {"cent": 0.01, "penny": 0.01, "whole number": 1.0, "integer": 1.0, "dollar": 1.0,
                 "euro": 1.0, "pound": 1.0, "unit": 1.0, "hundred": 100.0, "thousand": 1e3, "million": 1e6,
-                "billion": 1e9, "percent": 1.0, "percentage point": 1.0, "tenth": 0.1,
+                "billion": 1e9, "percent": 1.0, "percentage point": 1.0, "tenth": 0.1, "ten": 10.0,
                 "hundredth": 0.01, "basis point": 0.01, "bp": 0.01}
 ROUNDING_SENTENCE = re.compile(r"within|±|\+/-|accept|round|decimal|nearest|\bd\.?p\b|tolerance",
                                re.I)
@@ -174,9 +175,18 @@ def split_criterion(text: str) -> tuple[str, str]:
 def _can_be_width(width: Quantity, value: Quantity) -> bool:
     """Whether `width` can be a distance from `value`: not a count or duration ("7 days"), and a
     bare number, the value's own unit or a percentage of it ("within 5%")."""
-    if width.noun:
+    if width.noun or _other_measure(width, value):
         return False
     return width.dimension in ("plain", "percent", value.dimension)
+
+
+def _other_measure(width: Quantity, value: Quantity) -> bool:
+    """A width that measures another thing than the value ("within 5 m of HRWL" beside a count
+    of days) or is one side of a lopsided window ("within −4/+6 s/day"): a condition, never a
+    tolerance."""
+    if width.value < 0 or width.text.startswith(("-", "−", "+")):
+        return True
+    return bool(width.measure) and not (value.measure and same_kind(width.measure, value.measure))
 
 
 def criterion_targets(criterion: str) -> list[Quantity]:
@@ -204,8 +214,7 @@ def _targets_and_conditions(body: str) -> tuple[list[Quantity], list[Quantity]]:
     delivered within 48 hours" the 'were' states no value and 92% is the target."""
     copulas = list(COPULA.finditer(body))
     found = find_quantities(body)
-    windows = [q for q in found if q.noun and WINDOW_BEFORE.search(body, max(0, q.start - 12),
-                                                                      q.start)]
+    windows = windows_in(body, found)
     bars = [q for q in found if BAR_BEFORE.search(body, max(0, q.start - 60), q.start)
             and BAR_AFTER.match(body, q.end)]
     named = [q for q in found if q.noun and re.match(r"-[a-z]", body[q.end:q.end + 2])]
@@ -236,7 +245,7 @@ def _stated_tolerance(text: str, target: Quantity) -> Tolerance | None:
     plus_minus = re.search(r"(?:within|±|\+/[-−]|plus\s+or\s+minus)\s*", text, re.I)
     if plus_minus:
         after = [q for q in found if q.start >= plus_minus.end()]
-        if after:
+        if after and not _other_measure(after[0], target):
             width = after[0]
             if width.dimension == "percent" and target.dimension != "percent":
                 delta = abs(target.value) * width.value / 100
@@ -332,6 +341,7 @@ class Claim:
     polarities: tuple[Polarity | None, ...]  # per target: the direction its words state
     valences: tuple[Valence | None, ...]  # per target: favourable or adverse, where said
     qualitative: bool  # the criterion also asks for a cause or a reason ("and attributes it to")
+    windows: tuple[Quantity, ...]  # within what its values are measured ("within 5 m of HRWL")
 
 
 def _prompt_choice(prompt: str, body: str) -> bool:
@@ -391,6 +401,7 @@ def read_claim(criterion: str, prompt: str) -> Claim:
         file_deliverable=bool(FILE_DELIVERABLE.search(prompt)) and not REPLY_HERE.search(prompt),
         limit=bool(LIMIT_WORDS.search(body)),
         qualitative=bool(QUALITATIVE_PART.search(body)),
+        windows=tuple(w for w in windows_in(body, find_quantities(body)) if w not in targets),
         roles=roles, polarities=tuple(_polarity(body, t, r) for t, r in zip(targets, roles,
                                                                              strict=True)),
         valences=tuple(valence(body, t) for t in targets))

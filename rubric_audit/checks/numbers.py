@@ -22,6 +22,7 @@ import functools
 import itertools
 import math
 import re
+from collections.abc import Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -340,8 +341,10 @@ def _same_per(one: str, other: str) -> bool:
 
 
 def _per_period(per: str) -> str | None:
-    """The period a rate is per, if it names one ("seat/month" -> month)."""
-    return next((p for p in reversed(per.split("/")) if p in PERIODS), None)
+    """The period a rate is per, if it names one ("seat/month" -> month, "tutoring hour" ->
+    hour)."""
+    return next((p.split()[-1] for p in reversed(per.split("/")) if p and p.split()[-1] in PERIODS),
+                None)
 
 
 def per_of(after: str) -> str | None:
@@ -513,6 +516,28 @@ def _range_gap(text: str, a: Quantity, b: Quantity) -> bool:
         return False
     return between.strip().lower() != "and" or bool(
         re.search(r"between\s*$", text[max(0, a.start - WINDOW):a.start], re.I))
+
+
+WINDOW_BEFORE = re.compile(r"\bwithin\s*(?:±|\+/[-−])?\s*$", re.I)
+WINDOW_JOIN = re.compile(r"\s*(?:/|to|-|–)\s*\+?")  # "−4/+6 s/day", "2 to 5 days"
+
+
+def windows_in(text: str, found: Sequence[Quantity]) -> list[Quantity]:
+    """The quantities that say within what a value is measured: "within 48 hours", "within 5 m
+    of HRWL", "within −4/+6 s/day" (both sides, where one carries the unit). A bare "within 5"
+    is left out: it may be a tolerance."""
+    out: list[Quantity] = []
+    for n, q in enumerate(found):
+        if q in out or not WINDOW_BEFORE.search(text, max(0, q.start - 14), q.start):
+            continue
+        chain = [q]
+        for later in found[n + 1:]:
+            if not WINDOW_JOIN.fullmatch(text, chain[-1].end, later.start):
+                break
+            chain.append(later)
+        if any(w.noun or w.measure for w in chain) or len(chain) > 1:
+            out += chain
+    return out
 
 
 def find_ranges(text: str, quantities: list[Quantity]) -> list[tuple[Quantity, Quantity]]:

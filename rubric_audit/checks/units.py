@@ -149,6 +149,19 @@ def unit_named(text: str) -> str | None:
     return unit_after(found.group(1)) if found else None
 
 
+HEADING_QUALIFIER = re.compile(r"(?:\s+(?:equiv(?:alent)?|eq|est|approx|e))?\.?\s*", re.I)
+
+
+@functools.cache
+def unit_heading(text: str) -> str | None:
+    """The pint unit a header's brackets name: alone ("sq ft") or before a word qualifying it
+    ("GWh equiv.", "m³ est."), which still says the column's kind."""
+    found = UNIT_AFTER.match(text.strip())
+    if found and HEADING_QUALIFIER.fullmatch(text.strip(), found.end()):
+        return unit_after(found.group(1))
+    return None
+
+
 @functools.cache
 def _registry() -> Any:
     import pint
