@@ -662,3 +662,79 @@ def test_only_the_answers_values_in_another_window_abstain_and_say_why() -> None
                            "- within 10 m of HRWL: 63 days\n- within 20 m of HRWL: 90 days")
     assert graded.verdict == "not_applicable"
     assert "within another window than 5" in graded.reason
+
+
+@pytest.mark.parametrize(("criterion", "prompt"), [
+    ("States that the 3.2 m³/s release met the 3.0 m³/s summer minimum",
+     "The release was 3.2 m³/s. The summer minimum is 3.0 m³/s. Was the condition met?"),
+    ("States that the 81.5% utilisation exceeds the 80% trigger, so a tutor should be hired",
+     "Policy: hire when utilisation exceeds 80%. Kellerton ran at 81.5%. Should it hire?"),
+])
+def test_a_conclusion_from_the_prompts_own_values_is_no_number(criterion: str, prompt: str) -> None:
+    """The answer that repeats the prompt's values may conclude either way: numbers decide
+    nothing, and the reason says so."""
+    graded = grade_numeric(criterion, "The figures are 3.2 m³/s and 3.0 m³/s, 81.5% and 80%; "
+                           "on balance the answer is no.", prompt)
+    assert graded.verdict == "not_applicable" and "the prompt's own" in graded.reason
+
+
+@pytest.mark.parametrize(("criterion", "answer", "expected"), [
+    # ranges said of categories or peers are no hedge of the answer's committed value
+    ("States an overrun of 32% (accept 31% to 33%)", "Overrun = (1,320 − 1,000) / 1,000 = "
+     "**32%**.\n\nTypical overrun ranges: super-premium 20–50%, soft-serve 30–60%. At 32% the "
+     "line sits in the super-premium range.", "pass"),
+    ("States a Q4 rebate of £2,960 (accept £2,940 to £2,980)", "Rebate = 1.5% × £197,300 = "
+     "**£2,959.50**.\n\nComparable groups report quarterly rebates between £3,000 and £3,500.",
+     "pass"),
+    # a range the answer offers as its doubt still is one
+    ("States a net interest margin of 3.12%", "The margin was probably somewhere between 3.0% "
+     "and 3.3%.", "fail"),
+])
+def test_a_range_said_of_something_else_is_no_hedge(criterion: str, answer: str,
+                                                   expected: str) -> None:
+    assert verdict(criterion, answer) == expected
+
+
+CHANGES = "| | 2023 | 2024 | Change |\n|---|---|---|---|\n| Merch | $2.5m | $2.1m | ▼ $0.4m |\n" \
+          "| F&B | $14.2m | $15.6m | ▲ $1.4m |"
+
+
+@pytest.mark.parametrize(("criterion", "answer", "expected"), [
+    # an arrow marks a change's direction
+    ("States merchandise revenue decreased by $0.4m", CHANGES, "pass"),
+    ("States F&B revenue decreased by $1.4m", CHANGES, "fail"),
+    # a negative rate is slow, a positive one fast
+    ("States that the movements ran 1.8 s/day slow", "Mean rate **−1.8 s/day**, standard "
+     "deviation 1.6 s/day.", "pass"),
+    ("States that the movements ran 1.8 s/day slow", "Mean rate **+1.8 s/day** over the 120 "
+     "movements sampled.", "fail"),
+    # who owes whom is the amount's direction
+    ("States that the promoter owes the venue $212k", "Net position: the venue owes the promoter "
+     "$212k.", "fail"),
+    ("States that the promoter owes the venue $212k", "Net position: the promoter owes the venue "
+     "$212k.", "pass"),
+    ("States that the promoter owes the venue $212k", "| Line | $k |\n|---|---|\n| Net | (212) "
+     "|", "not_applicable"),
+])
+def test_arrows_slow_and_fast_and_who_owes_whom(criterion: str, answer: str,
+                                                expected: str) -> None:
+    assert verdict(criterion, answer) == expected
+
+
+@pytest.mark.parametrize(("criterion", "answer", "expected"), [
+    # the column the criterion names binds; a Target or Budget column is the plan
+    ("States actual Term 2 revenue of A$612,480", "| Term 2 | Target | Actual | Variance |\n"
+     "|---|---|---|---|\n| Revenue (A$) | 650,000 | 612,480 | (37,520) |", "pass"),
+    ("States actual Q3 opex of $4.38m", "| Q3 | Budget | Actual |\n|---|---|---|\n| Opex ($m) | "
+     "4.38 | 4.61 |", "fail"),
+    # a rate per unit beside a total of the same noun; a count named by a passive's agent
+    ("States 38 tutors and an average load of 33.6 students per tutor", "We employ **38 tutors**"
+     ". With 1,276 students that is an average load of **33.6 students per tutor**.", "pass"),
+    ("States 26 analysts", "The programme is staffed by **26 analysts**.", "pass"),
+    # per hectare however written
+    ("States that the 2019 compartment has 1,980 stems per hectare", "2018 planting 2,150 "
+     "stems/ha; **2019 planting 1,980 stems/ha**.", "pass"),
+])
+def test_named_columns_rates_beside_totals_and_bases(criterion: str, answer: str,
+                                                     expected: str) -> None:
+    assert verdict(criterion, answer) == expected

@@ -64,6 +64,10 @@ OFFSET = re.compile(rf"(?:/[A-Za-z]+)?\s*{_OFFSET_WORDS}\s+(?:(?:the|its|a|an|ou
 OFFSET_FROM = re.compile(rf"\d\S*\s*,?\s*{_OFFSET_WORDS}\s+(?:(?:the|its|a|an|our|their)\s+"
                          rf"(?:[\w-]+\s+){{0,3}}?)?(?:(?:US|A|C)?[$€£¥]\s?|(?:USD|EUR|GBP|NOK|"
                          rf"SEK|CHF)\s?)?$", re.I)
+# "rose by X" is a change; "staffed by 26 analysts", "divided by 4" name who or what
+CHANGE_BY = re.compile(r"(?<!divided\s)(?<!multiplied\s)(?<!staffed\s)(?<!crewed\s)(?<!served\s)"
+                       r"(?<!operated\s)(?<!employed\s)(?<!attended\s)(?<!visited\s)"
+                       r"(?<!occupied\s)\bby\s*$", re.I)
 VARIANCE_BEFORE = re.compile(r"\b(?:overrun|overspend|underspend|variance|shortfall|excess|"
                              r"headwind|tailwind)\s+(?:of\s+)?(?:about\s+)?[$€£¥]?\s?$",
                              re.I)
@@ -227,7 +231,7 @@ def read_answer(written: str) -> Reading:
         labels=tuple(labels), label_names=tuple(label_names), headers=tuple(headers),
         bounds=tuple(bounds), references=references,
         changes=frozenset(i for i, q in enumerate(quantities)
-                          if re.search(r"\bby\s*$", answer[max(0, q.start - 8):q.start])
+                          if CHANGE_BY.search(answer, max(0, q.start - 24), q.start)
                           or VARIANCE_BEFORE.search(answer, max(0, q.start - 30), q.start)
                           or OFFSET.match(answer, q.end)),
         ranges=tuple(find_ranges(answer, list(quantities))),

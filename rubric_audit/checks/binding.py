@@ -41,6 +41,8 @@ PLAN_WORDS = frozenset(stem(w) for w in PLAN_TERMS)
 PLANNED = re.compile(rf"\b(?:{'|'.join(PLAN_TERMS)})(?:\s+year)?\b(?:\s+(?:of|at|was|is|figure|"
                      r"amount|value|level))?\s*[:=]?\s*\**\s*(?:(?:US|A|C)?[$€£¥]|USD|EUR|GBP|NOK)?"
                      r"\s?$", re.I)
+PLAN_HEADER = re.compile(rf"\W*(?:{'|'.join(PLAN_TERMS)})(?:\s+(?:year|figure|\d{{4}}))?\s*"
+                         r"(?:\([^()]*\))?\W*", re.I)  # a column headed "Target" or "Budget ($m)"
 NEAR = (0.8, 1.25)  # values within this ratio of the target are taken as claims about it
 
 
@@ -222,7 +224,8 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
                   and (role == "change" or i not in reading.changes)
                   and comparable(q, target) and not _is_context(q, context, target)]
     planned = [i for i in candidates
-               if PLANNED.search(reading.text, max(0, pool[i].start - 40), pool[i].start)]
+               if PLANNED.search(reading.text, max(0, pool[i].start - 40), pool[i].start)
+               or PLAN_HEADER.fullmatch(reading.headers[i])]
     if planned and len(planned) < len(candidates) and not subject & PLAN_WORDS:
         candidates = [i for i in candidates if i not in planned]  # the actual, not the budget
     if reading.revised_at >= 0:  # a self-correction's values replace those it corrects
@@ -261,6 +264,10 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
     scores = {i: _score(reading, i, subject, names) for i in candidates}
     best = max(scores.values())
     bound = [i for i in candidates if scores[i] == best] if best > 0 else candidates
+    described = _described_ranges(reading, candidates, bound, scores, target, tolerance)
+    if described:  # the ranges describe something else; the answer commits a value of its own
+        best = max(scores[i] for i in described)
+        bound = [i for i in described if scores[i] == best]
     near = [i for i in bound if _near(reading.quantities[i], target, tolerance)]
     if not near and best > 0 and len(bound) == 1 and role != "change":
         i = bound[0]
@@ -290,6 +297,7 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
                   and not named and _near(reading.quantities[i], target, tolerance)
                   and not _names_another(reading, i, names)
                   and not any(_labelled_apart(reading, i, j, subject) for j in near)
+                  and not (described and _in_a_range(reading, i))
                   and tolerance.contains(value_in_terms_of(reading.quantities[i], target))
                   != (decided.outcome == "pass")]
         if rivals:  # another value as plainly about the subject says otherwise
@@ -298,6 +306,26 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
         return decided
     return TargetCheck(target=target, tolerance=tolerance, matched=[], missed=[], hedged=False,
                        outcome="not_found")
+
+
+def _in_a_range(reading: Reading, index: int) -> bool:
+    q = reading.quantities[index]
+    return any(q is low or q is high for low, high in reading.ranges)
+
+
+def _described_ranges(reading: Reading, candidates: list[int], bound: list[int],
+                      scores: dict[int, int], target: Quantity, tolerance: Tolerance) -> list[int]:
+    """Where a best-bound value is an end of a range the answer does not offer as its doubt
+    ("Typical overrun ranges: super-premium 20–50%", "peers report between £3,000 and £3,500")
+    and the answer commits a standalone value near the target said of its subject ("Overrun =
+    **32%**"), the committed values; else none."""
+    if not any(_in_a_range(reading, i) for i in bound):
+        return []
+    doubts = {id(q) for r in hedged_ranges(reading) for q in r}
+    if any(id(reading.quantities[i]) in doubts for i in candidates):
+        return []
+    return [i for i in candidates if scores[i] > 0 and not _in_a_range(reading, i)
+            and _near(reading.quantities[i], target, tolerance)]
 
 
 def _within(reading: Reading, candidates: list[int],

@@ -19,7 +19,7 @@ from rubric_audit.checks.answer import Reading, read_answer
 from rubric_audit.checks.binding import TargetCheck, check_target
 from rubric_audit.checks.criterion import Claim, read_claim
 from rubric_audit.checks.numbers import unread
-from rubric_audit.checks.polarity import meets, valence
+from rubric_audit.checks.polarity import meets, payments, valence
 from rubric_audit.core.model import CODE_GRADER, Attempt, CriterionGrade, Task
 
 UNREAD_NUMBERS = re.compile(r"\d+(?:[.,]\d+){2,}")  # "21.1,8650" in a CSV row, "€1.250.500"
@@ -83,6 +83,10 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
             "the values meet the criterion, which also asks for a cause or reason numbers cannot "
             "check: " + "; ".join(f"{c.matched[0].text} meets {c.target.text}" for c in checks)),
             checks=checks)
+    if not failed and claim.payment:
+        paid = _paid_the_other_way(claim.payment, reading.text, checks)
+        if paid is not None:
+            return paid
     if not failed:
         return CodeVerdict(verdict="pass", reason="; ".join(
             f"{c.matched[0].text} meets {c.target.text} ({c.tolerance.basis})" for c in checks),
@@ -137,6 +141,25 @@ def _polar_check(claim: Claim, n: int, answer: str) -> TargetCheck:
                        note=f"the answer states {unsaid[0].text} but not whether it {word}, "
                             f"which {claim.targets[n].text} says")
     return check
+
+
+def _paid_the_other_way(payment: tuple[str, str], answer: str,
+                        checks: list[TargetCheck]) -> CodeVerdict | None:
+    """A criterion that says who owes whom ("the promoter owes the venue $212k") met by the
+    amount alone: a fail where the answer says the other party pays and never the criterion's,
+    an abstention where it says neither; None where it says the criterion's way."""
+    payer, payee = payment
+    said = payments(answer)
+    if (payer, payee) in said:
+        return None
+    amounts = ", ".join(q.text for c in checks for q in c.matched)
+    if (payee, payer) in said:
+        return CodeVerdict(verdict="fail", checks=checks, reason=(
+            f"the answer states {amounts}, but that the {payee} owes the {payer}, not the "
+            f"{payer} the {payee}"))
+    return CodeVerdict(verdict="not_applicable", checks=checks, reason=(
+        f"the answer states {amounts} but not who owes whom, which the criterion says (the "
+        f"{payer} owes the {payee})"))
 
 
 def _bare_answer(claim: Claim, number: str) -> CodeVerdict:

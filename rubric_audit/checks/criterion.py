@@ -44,6 +44,7 @@ from rubric_audit.checks.polarity import (
     Polarity,
     Valence,
     criterion_polarity,
+    payments,
     valence,
 )
 from rubric_audit.checks.text import content_tokens
@@ -342,6 +343,7 @@ class Claim:
     valences: tuple[Valence | None, ...]  # per target: favourable or adverse, where said
     qualitative: bool  # the criterion also asks for a cause or a reason ("and attributes it to")
     windows: tuple[Quantity, ...]  # within what its values are measured ("within 5 m of HRWL")
+    payment: tuple[str, str] | None  # who owes whom: (payer, payee), "the promoter owes the venue"
 
 
 def _prompt_choice(prompt: str, body: str) -> bool:
@@ -367,6 +369,24 @@ def not_numeric_reason(body: str, prompt: str) -> str | None:
         return "the criterion's claim is a citation or a source, not a number"
     if CHOICE.search(body) or SUPERLATIVE_CHOICE.search(body) or _prompt_choice(prompt, body):
         return "the criterion's claim is a choice or a named entity, not a number"
+    return None
+
+
+DRAWN = re.compile(r"\b(?:met|meets?|breach(?:es|ed)?|exceed(?:s|ed)?|trigger(?:s|ed)?|"
+                   r"satisf(?:y|ies|ied)|compl(?:y|ies|ied)|violat(?:es|ed)|qualif(?:y|ies|ied)|"
+                   r"should|must|so|therefore|hence|fail(?:s|ed)?|pass(?:es|ed)|within|above|below|"
+                   r"under|over|falls?\s+short|short\s+of)\b", re.I)
+
+
+def _premise_conclusion(body: str, targets: list[Quantity], prompt: str) -> str | None:
+    """Why numbers cannot decide a criterion whose values the prompt gives, all of them, and
+    which draws a conclusion from them ("States that the 3.2 m³/s release met the 3.0 m³/s
+    minimum"): an answer that repeats the prompt's values says nothing of the conclusion."""
+    given = {(q.dimension, round(q.value, 9)) for q in find_quantities(prompt)}
+    if targets and DRAWN.search(body) and all((t.dimension, round(t.value, 9)) in given
+                                               for t in targets):
+        return ("the criterion's values are all the prompt's own; its claim is the conclusion "
+                "drawn from them, not a number")
     return None
 
 
@@ -397,11 +417,12 @@ def read_claim(criterion: str, prompt: str) -> Claim:
         qualifiers=tuple(_qualifiers(body, t) - _reference_terms(body, t) for t in targets),
         mentioned=frozenset(key for key, _, _ in terms(body) if is_qualifier(key)),
         names=names_in(body), context=context,
-        not_numeric=not_numeric_reason(body, prompt),
+        not_numeric=not_numeric_reason(body, prompt) or _premise_conclusion(body, targets, prompt),
         file_deliverable=bool(FILE_DELIVERABLE.search(prompt)) and not REPLY_HERE.search(prompt),
         limit=bool(LIMIT_WORDS.search(body)),
         qualitative=bool(QUALITATIVE_PART.search(body)),
         windows=tuple(w for w in windows_in(body, find_quantities(body)) if w not in targets),
+        payment=next(iter(payments(body)), None),
         roles=roles, polarities=tuple(_polarity(body, t, r) for t, r in zip(targets, roles,
                                                                              strict=True)),
         valences=tuple(valence(body, t) for t in targets))

@@ -320,9 +320,14 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
                     scale=factor, decimals=_decimals(num) + (2 if g["frac"] else 0),
                     text=match.group(0).strip(),
                     start=match.start(), end=match.end(), noun=noun,
-                    per=per_of(after) or (per_of(after[len(unit_of.group(0)):])
-                                          if (unit_of := MEASURE_AFTER.match(after)) else None),
-                    points=points, measure=measure)
+                    per=_per_after(after, noun), points=points, measure=measure)
+
+
+def _per_after(after: str, noun: str | None) -> str | None:
+    """What a value is per, written right after it ("$40/RSF"), after its unit ("12 mg/kg per
+    day") or after what it counts ("33.6 students per tutor")."""
+    unit = MEASURE_AFTER.match(after) or (NOUN.match(after) if noun else None)
+    return per_of(after) or (per_of(after[unit.end(1):]) if unit else None)
 
 
 def _per_count(per: str) -> float:
@@ -348,11 +353,12 @@ def _per_period(per: str) -> str | None:
 
 
 def per_of(after: str) -> str | None:
-    """The unit a value is given per ("/RSF", "per share"), lower case, if any."""
+    """The unit a value is given per ("/RSF", "per share"), lower case, if any; a unit of
+    measure by its pint name, however written ("/ha" and "per hectare" are per hectare)."""
     found = PER_UNIT.match(after)
     if not found:
         return None
-    parts = [p.lower().replace(",", "") for p in found.groups() if p]
+    parts = [units.unit_named(p) or p.lower().replace(",", "") for p in found.groups() if p]
     return "/".join(" ".join(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in p.split())
                     for p in parts)
 

@@ -3,10 +3,12 @@
 A criterion that says "fell by 4.5%", "a loss of USD 3.2m" or "6.1% above its baseline" states a
 direction with its value; an answer meets it only when its value goes the same way. The
 direction is read from the value's own sign (a minus sign, accounting parentheses, an explicit
-plus) and from the words right beside it: a change word before it ("rose", "fell by", "down"), a
-state word beside it ("loss of", "deficit", "owed", "unrecouped", "above", "over budget"). In an
-answer, a value with no such word takes the one direction its sentence speaks of, if it speaks of
-only one. A change whose direction the answer leaves unsaid is unresolved: the checker abstains.
+plus, an arrow "▼") and from the words right beside it: a change word before it ("rose", "fell
+by", "down"), a state word beside it ("loss of", "deficit", "owed", "unrecouped", "above", "over
+budget", a rate "slow" or "fast"). In an answer, a value with no such word takes the one
+direction its sentence speaks of, if it speaks of only one. A change whose direction the answer
+leaves unsaid is unresolved: the checker abstains. Who pays whom ("the promoter owes the venue")
+is a direction too (`payments`).
 """
 
 from __future__ import annotations
@@ -16,6 +18,7 @@ from dataclasses import dataclass
 from typing import Literal
 
 from rubric_audit.checks.numbers import DURATION_NOUNS, Quantity
+from rubric_audit.checks.text import STOPWORDS
 
 Direction = Literal["up", "down"]
 Valence = Literal["favourable", "adverse"]
@@ -80,6 +83,9 @@ def _last_words(text: str, count: int) -> str:
     return " ".join(re.findall(r"[\w+\-]+", text)[-count:])
 
 
+# a clock's or a process's rate: "1.8 s/day slow" loses time, "+2.4 s/day fast" gains it
+RATE_SIDE = re.compile(r"(?:\s?[A-Za-zµ/]{1,8})?\s+(?:(?P<up>fast|gaining)|(?P<down>slow|losing))\b",
+                       re.I)
 GLOSS = re.compile(r"\s*\([^()\n]{1,40}\)(?=\s*\S)")  # "a stock loss (shrinkage) of 42 hL"
 
 
@@ -114,7 +120,8 @@ def _worded(text: str, q: Quantity) -> tuple[Direction, bool] | None:
         return _direction(state), False
     if after:
         return _direction(after), False
-    return None
+    rate = RATE_SIDE.match(text, q.end, q.end + 30)
+    return None if rate is None else (_direction(rate), False)
 
 
 def criterion_polarity(body: str, target: Quantity) -> Polarity | None:
@@ -158,10 +165,23 @@ def valence(text: str, q: Quantity) -> Valence | None:
     return said.pop() if len(said) == 1 else None
 
 
+ARROW_BEFORE = re.compile(r"(?:(?P<up>[▲↑⬆△⇧])|(?P<down>[▼↓⬇▽⇩]))\s?[+−-]?\s?$")
+ARROW_AFTER = re.compile(r"\s?(?:(?P<up>[▲↑⬆△⇧])|(?P<down>[▼↓⬇▽⇩]))")
+
+
+def _arrow(text: str, q: Quantity) -> Direction | None:
+    """The direction an arrow marks on a value ("▼ $0.4m", "4.2% ▲")."""
+    mark = ARROW_BEFORE.search(text, max(0, q.start - 4), q.start) or ARROW_AFTER.match(text, q.end)
+    return None if mark is None else _direction(mark)
+
+
 def answer_direction(text: str, q: Quantity, header: str = "") -> Direction | None:
-    """The direction an answer's value says: its sign, the words beside it, a sign in a change
-    column (`header`), else the one direction its sentence speaks of (None where it says none,
-    or both)."""
+    """The direction an answer's value says: an arrow, its sign, the words beside it, a sign in
+    a change column (`header`), else the one direction its sentence speaks of (None where it
+    says none, or both)."""
+    arrow = _arrow(text, q)
+    if arrow is not None:
+        return None if q.value < 0 and arrow == "up" else arrow  # "▲ −4%" says nothing
     worded = _worded(text, q)
     if q.value < 0:  # "(38,600) over" in a variance column: the sign and the word disagree
         return "down" if worded is None or worded[0] == "down" else None
@@ -183,3 +203,21 @@ def meets(polarity: Polarity, q: Quantity, text: str, header: str = "") -> bool 
     if said is None:
         return None if polarity.change or polarity.direction == "down" else True
     return said == polarity.direction
+
+
+PARTY = r"(?:the\s+)?([A-Za-z][\w&-]*)"
+PAYMENT = re.compile(
+    rf"\b{PARTY}\s+(?:owes|pays|refunds|reimburses|remits|(?:will|must|should|would|has\s+to|"
+    rf"needs\s+to|is\s+to)\s+(?:owe|pay|refund|reimburse|remit))\s+{PARTY}\b"
+    rf"|\b{PARTY}\s+is\s+owed\b[^.;\n]{{0,60}}?\bby\s+{PARTY}\b", re.I)
+
+
+def payments(text: str) -> list[tuple[str, str]]:
+    """(payer, payee) for every "X owes Y", "X pays Y", "Y is owed ... by X" in `text`, lower
+    case: who owes whom is the direction of an amount settled between two parties."""
+    out = []
+    for m in PAYMENT.finditer(text):
+        payer, payee = (m.group(1), m.group(2)) if m.group(1) else (m.group(4), m.group(3))
+        if not {payer.lower(), payee.lower()} & STOPWORDS:
+            out.append((payer.lower(), payee.lower()))
+    return out
