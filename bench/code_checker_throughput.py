@@ -69,6 +69,7 @@ def _forget_texts() -> None:
     only each criterion's parsed claim stays, as it would across an audit's attempts."""
     read_answer.cache_clear()
     numbers._quantities.cache_clear()
+    numbers._scan.cache_clear()
 
 
 if __name__ == "__main__":

@@ -223,3 +223,25 @@ def test_a_duration_counted_after_a_modifier_is_the_duration() -> None:
     """"10 teaching weeks" counts weeks; "event-day staff" counts no days."""
     assert one("runs for 10 teaching weeks").noun == "week"
     assert one("1,240 event-day staff").noun != "day"
+
+
+def _ending_with_patterns():
+    from rubric_audit.checks import answer, numbers
+
+    found = [getattr(module, name) for module in (numbers, answer) for name in dir(module)]
+    return [p for p in found if isinstance(p, numbers.EndingWith)]
+
+
+@given(st.lists(st.sampled_from(["from ", "vs. ", "above the ", "more than ", "by ", "Jan ",
+                                 "section ", "per ", "overrun of ", "$", "€12m - ", "USD ", "x",
+                                 "not ", " ", "budget ", "12", ",", "(", "Overspend "]),
+                max_size=12).map("".join))
+def test_a_search_skipped_for_want_of_its_words_would_have_found_nothing(text: str) -> None:
+    """Each pattern searched only where one of its words stands finds exactly what a search of
+    every window would."""
+    patterns = _ending_with_patterns()
+    assert len(patterns) >= 8
+    for ending in patterns:
+        for start in range(0, len(text) + 1, 3):
+            assert bool(ending.search(text, start, len(text))) == bool(
+                ending.pattern.search(text, start, len(text))), (ending.pattern.pattern, text)

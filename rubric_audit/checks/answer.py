@@ -23,6 +23,7 @@ from rubric_audit.checks.numbers import (
     CURRENCY_SYMBOLS,
     MEASURE_UNIT,
     SCALES,
+    EndingWith,
     Quantity,
     find_quantities,
     find_ranges,
@@ -47,12 +48,13 @@ he she his her hers him they them
 """.split())
 PRONOUN_START = re.compile(r"[\s*\-#>]*(?:he|she|his|her|its|their|they)\b", re.I)
 
-COMPARISON = re.compile(r"\b(?:from|previously|prior(?:\s+year)?|versus|vs\.?|compared\s+"
-                        r"(?:to|with)|against|relative\s+to|up\s+from|down\s+from|instead\s+of|"
-                        r"rather\s+than|original(?:ly)?(?:\s+\w+){0,3}|was\s+previously|not|"
-                        r"(?:versus|vs\.?|against|compared\s+(?:to|with))\s+(?:an?\s+|the\s+)?"
-                        r"(?:[\w-]+\s+){1,3}(?:of|at))"
-                        r"\s*(?:an?\s+|the\s+)?[$€£¥]?\s?$", re.I)
+COMPARISON = EndingWith(re.compile(
+    r"\b(?:from|previously|prior(?:\s+year)?|versus|vs\.?|compared\s+(?:to|with)|against|"
+    r"relative\s+to|up\s+from|down\s+from|instead\s+of|rather\s+than|original(?:ly)?(?:\s+\w+){0,3}|"
+    r"was\s+previously|not|(?:versus|vs\.?|against|compared\s+(?:to|with))\s+(?:an?\s+|the\s+)?"
+    r"(?:[\w-]+\s+){1,3}(?:of|at))\s*(?:an?\s+|the\s+)?[$€£¥]?\s?$", re.I),
+    ("from", "previous", "prior", "vs", "versus", "compared", "against", "relative", "instead",
+     "rather", "original", "not"))
 # "USD 12/oz above the USD 1,400/oz budget": the first is an offset (a change), the second what
 # it is measured from (a reference); neither is the level. "USD 1,412, above the USD 1,400
 # budget" (a comma) says where a level stands, and only the second is a reference.
@@ -61,16 +63,20 @@ _OFFSET_WORDS = (r"(?:above|below|over|under|more\s+than|less\s+than|higher\s+th
 _AMOUNT = r"(?:(?:US|A|C)?[$€£¥]|(?:USD|EUR|GBP|NOK|SEK|CHF)\b|\d[\d,.]*\s?%)"
 OFFSET = re.compile(rf"(?:/[A-Za-z]+)?\s*{_OFFSET_WORDS}\s+(?:(?:the|its|a|an|our|their)\s+"
                     rf"(?:[\w-]+\s+){{0,3}}?)?{_AMOUNT}", re.I)
-OFFSET_FROM = re.compile(rf"\d\S*\s*,?\s*{_OFFSET_WORDS}\s+(?:(?:the|its|a|an|our|their)\s+"
-                         rf"(?:[\w-]+\s+){{0,3}}?)?(?:(?:US|A|C)?[$€£¥]\s?|(?:USD|EUR|GBP|NOK|"
-                         rf"SEK|CHF)\s?)?$", re.I)
+OFFSET_FROM = EndingWith(re.compile(
+    rf"\d\S*\s*,?\s*{_OFFSET_WORDS}\s+(?:(?:the|its|a|an|our|their)\s+(?:[\w-]+\s+){{0,3}}?)?"
+    rf"(?:(?:US|A|C)?[$€£¥]\s?|(?:USD|EUR|GBP|NOK|SEK|CHF)\s?)?$", re.I),
+    ("above", "below", "over", "under", "more", "less", "higher", "lower", "short", "ahead",
+     "behind"))
 # "rose by X" is a change; "staffed by 26 analysts", "divided by 4" name who or what
-CHANGE_BY = re.compile(r"(?<!divided\s)(?<!multiplied\s)(?<!staffed\s)(?<!crewed\s)(?<!served\s)"
-                       r"(?<!operated\s)(?<!employed\s)(?<!attended\s)(?<!visited\s)"
-                       r"(?<!occupied\s)\bby\s*$", re.I)
-VARIANCE_BEFORE = re.compile(r"\b(?:overrun|overspend|underspend|variance|shortfall|excess|"
-                             r"headwind|tailwind)\s+(?:of\s+)?(?:about\s+)?[$€£¥]?\s?$",
-                             re.I)
+CHANGE_BY = EndingWith(re.compile(
+    r"(?<!divided\s)(?<!multiplied\s)(?<!staffed\s)(?<!crewed\s)(?<!served\s)(?<!operated\s)"
+    r"(?<!employed\s)(?<!attended\s)(?<!visited\s)(?<!occupied\s)\bby\s*$", re.I), ("by",))
+VARIANCE_BEFORE = EndingWith(re.compile(
+    r"\b(?:overrun|overspend|underspend|variance|shortfall|excess|headwind|tailwind)\s+"
+    r"(?:of\s+)?(?:about\s+)?[$€£¥]?\s?$", re.I),
+    ("overrun", "overspend", "underspend", "variance", "shortfall", "excess", "headwind",
+     "tailwind"))
 REFUSAL = re.compile(
     r"\b(?:I\s+(?:cannot|can't|can\s+not|am\s+unable|'m\s+unable|was\s+unable|could\s+not|"
     r"couldn't|do\s+not\s+have|don't\s+have|did\s+not\s+find|didn't\s+find)|unable\s+to\s+"
@@ -83,6 +89,18 @@ REVISION = re.compile(
     r"the\s+correct\s+(?:figure|value|number|total|answer)\s+is)\b\s*[:*,\-–—]|"
     r"\bon\s+reflection\b|\bwhich\s+I(?:'ll|\s+will)\s+use\b|;\s*I\s+(?:use|will\s+use|'ll\s+use)\b",
     re.I)
+HEDGED_RANGE = re.compile(r"\b(?:somewhere|likely|probably|roughly|possibly|perhaps|maybe|"
+                          r"anywhere|could\s+be|may\s+be|might\s+be|treat\s+it\s+as)\b"
+                          r"[^.!?\n]{0,24}$", re.I)
+# The words naming a planned or earlier value rather than the actual one, written once: as
+# stems for a criterion's subject, and as what may stand right before a value in an answer.
+PLAN_TERMS = ("budget", "budgeted", "plan", "planned", "forecast", "target", "guidance",
+              "baseline", "benchmark", "estimate", "estimated", "prior", "previous")
+PLANNED = re.compile(rf"\b(?:{'|'.join(PLAN_TERMS)})(?:\s+year)?\b(?:\s+(?:of|at|was|is|figure|"
+                     r"amount|value|level))?\s*[:=]?\s*\**\s*(?:(?:US|A|C)?[$€£¥]|USD|EUR|GBP|NOK)?"
+                     r"\s?$", re.I)
+PLAN_HEADER = re.compile(rf"\W*(?:{'|'.join(PLAN_TERMS)})(?:\s+(?:year|figure|\d{{4}}))?\s*"
+                         r"(?:\([^()]*\))?\W*", re.I)  # a column headed "Target" or "Budget ($m)"
 SAVED_FILE = re.compile(r"\b(?:saved|created|attached|uploaded|written|exported|updated|"
                         r"added|built|populated|filled|wrote|edited)\b"
                         r"[^.\n]{0,80}?\.(?:xlsx|xlsm|docx|pptx|pdf|csv)\b", re.I)
@@ -177,6 +195,21 @@ class Reading:
     revised_at: int  # where the answer's last self-correction starts ("Correction: ..."), or -1
     roundings: tuple[tuple[int, int], ...]  # (a working value, the answer's own rounding of it)
     windows: frozenset[int]  # values that say within what another is measured ("within 5 m")
+
+    @functools.cached_property
+    def planned(self) -> frozenset[int]:
+        """The values said to be planned ("a budget of $4.6m") or in a Target, Budget or Plan
+        column: read once per answer, asked of by every criterion."""
+        return frozenset(i for i, q in enumerate(self.quantities)
+                         if PLANNED.search(self.text, max(0, q.start - 40), q.start)
+                         or PLAN_HEADER.fullmatch(self.headers[i]))
+
+    @functools.cached_property
+    def doubted_ranges(self) -> tuple[tuple[Quantity, Quantity], ...]:
+        """Ranges the answer offers as its uncertainty ("somewhere between 0 and 3", "treat it
+        as roughly 3.8-4.1%"), not as a quantity that is a range (a guidance range)."""
+        return tuple(r for r in self.ranges
+                     if HEDGED_RANGE.search(self.text, max(0, r[0].start - 60), r[0].start))
 
     @functools.cached_property
     def qualified(self) -> Qualified:

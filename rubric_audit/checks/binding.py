@@ -18,7 +18,7 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from rubric_audit.checks.answer import Reading, read_answer
+from rubric_audit.checks.answer import PLAN_TERMS, Reading, read_answer
 from rubric_audit.checks.criterion import Role, Tolerance
 from rubric_audit.checks.numbers import Quantity, comparable, value_in_terms_of
 from rubric_audit.checks.polarity import CHANGE_HEADER, GLOSS
@@ -30,19 +30,7 @@ ALTERNATIVE_GAP = re.compile(
     r"nearer(?:\s+to)?|as\s+(?:high|low|much)\s+as|up\s+to|around|about)?)\s*", re.I)
 CONDITIONAL_ALTERNATIVE = re.compile(r"\bif\b[^.!?\n]*\bor\b|\bdepending\b|\beither\b", re.I)
 CONDITIONAL_GAP = 160  # "81.6% if cancelled flights are excluded ..., or 79.9% if ..."
-HEDGED_RANGE = re.compile(r"\b(?:somewhere|likely|probably|roughly|possibly|perhaps|maybe|"
-                          r"anywhere|could\s+be|may\s+be|might\s+be|treat\s+it\s+as)\b"
-                          r"[^.!?\n]{0,24}$", re.I)
-# The words naming a planned or earlier value rather than the actual one, written once: as
-# stems for a criterion's subject, and as what may stand right before a value in an answer.
-PLAN_TERMS = ("budget", "budgeted", "plan", "planned", "forecast", "target", "guidance",
-              "baseline", "benchmark", "estimate", "estimated", "prior", "previous")
 PLAN_WORDS = frozenset(stem(w) for w in PLAN_TERMS)
-PLANNED = re.compile(rf"\b(?:{'|'.join(PLAN_TERMS)})(?:\s+year)?\b(?:\s+(?:of|at|was|is|figure|"
-                     r"amount|value|level))?\s*[:=]?\s*\**\s*(?:(?:US|A|C)?[$€£¥]|USD|EUR|GBP|NOK)?"
-                     r"\s?$", re.I)
-PLAN_HEADER = re.compile(rf"\W*(?:{'|'.join(PLAN_TERMS)})(?:\s+(?:year|figure|\d{{4}}))?\s*"
-                         r"(?:\([^()]*\))?\W*", re.I)  # a column headed "Target" or "Budget ($m)"
 NEAR = (0.8, 1.25)  # values within this ratio of the target are taken as claims about it
 
 
@@ -95,13 +83,6 @@ def _alternatives(answer: str, values: list[Quantity], matched: list[Quantity]) 
     return False
 
 
-def hedged_ranges(reading: Reading) -> list[tuple[Quantity, Quantity]]:
-    """Ranges the answer offers as its uncertainty ("somewhere between 0 and 3", "treat it as
-    roughly 3.8-4.1%"), not as a quantity that is a range (a guidance range)."""
-    return [r for r in reading.ranges
-            if HEDGED_RANGE.search(reading.text, max(0, r[0].start - 60), r[0].start)]
-
-
 def _named(reading: Reading, index: int, names: frozenset[str]) -> bool:
     """Whether a value's label (else its segment) names everyone the criterion names."""
     if not names:
@@ -141,10 +122,11 @@ def check_target(target: Quantity, tolerance: Tolerance, answer: str,
     criterion's terms that may say which value it means, `mentioned` all its terms) or within
     another window than the criterion's (`windows`: "within 5 m of HRWL")."""
     check = _bind(target, tolerance, answer, context, subject, names, limit, role, windows)
+    if not qualifiers or check.outcome not in ("pass", "fail") or check.hedged:
+        return check
     reading = read_answer(answer)
     kin = [i for i, q in enumerate(reading.quantities) if q.compatible(target)]
-    if (not qualifiers or check.outcome not in ("pass", "fail") or check.hedged
-            or len(kin) < 2):
+    if len(kin) < 2:
         return check  # no other value of the target's kind can be said of its qualifier
     deciding = {id(q) for q in (check.matched if check.outcome == "pass" else check.missed)}
     holders = {w: list(itertools.islice(
@@ -218,14 +200,12 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
     if tolerance.basis.startswith("end of the range"):
         return _range_end(target, tolerance, reading)
     pool = list(reading.quantities) + (list(reading.thresholds) if limit else [])
-    candidates = [i for i, q in enumerate(pool)
-                  if i < len(reading.quantities)
-                  and (role == "compared" or i not in reading.references)
-                  and (role == "change" or i not in reading.changes)
+    aside = frozenset() if role == "compared" else reading.references
+    moved = frozenset() if role == "change" else reading.changes
+    candidates = [i for i, q in enumerate(reading.quantities)
+                  if i not in aside and i not in moved
                   and comparable(q, target) and not _is_context(q, context, target)]
-    planned = [i for i in candidates
-               if PLANNED.search(reading.text, max(0, pool[i].start - 40), pool[i].start)
-               or PLAN_HEADER.fullmatch(reading.headers[i])]
+    planned = [i for i in candidates if i in reading.planned]
     if planned and len(planned) < len(candidates) and not subject & PLAN_WORDS:
         candidates = [i for i in candidates if i not in planned]  # the actual, not the budget
     if reading.revised_at >= 0:  # a self-correction's values replace those it corrects
@@ -321,7 +301,7 @@ def _described_ranges(reading: Reading, candidates: list[int], bound: list[int],
     **32%**"), the committed values; else none."""
     if not any(_in_a_range(reading, i) for i in bound):
         return []
-    doubts = {id(q) for r in hedged_ranges(reading) for q in r}
+    doubts = {id(q) for r in reading.doubted_ranges for q in r}
     if any(id(reading.quantities[i]) in doubts for i in candidates):
         return []
     return [i for i in candidates if scores[i] > 0 and not _in_a_range(reading, i)
@@ -391,7 +371,7 @@ def _decide(target: Quantity, tolerance: Tolerance, reading: Reading, near: list
               and not all(tolerance.contains(value_in_terms_of(q, target)) for q in r)]
     beside = [reading.quantities[i] for i in bound]
     hedged_range = any(comparable(q, target) and tolerance.contains(value_in_terms_of(q, target))
-                       for r in hedged_ranges(reading) for q in r)
+                       for r in reading.doubted_ranges for q in r)
     hedged = (bool(ranges) and not standalone) or hedged_range or _alternatives(
         reading.text, beside, [q for q in beside if tolerance.contains(value_in_terms_of(q, target))])
     if matched and missed and not hedged:

@@ -18,7 +18,7 @@ from typing import Literal
 from rubric_audit.checks.answer import Reading, read_answer
 from rubric_audit.checks.binding import TargetCheck, check_target
 from rubric_audit.checks.criterion import Claim, read_claim
-from rubric_audit.checks.numbers import unread
+from rubric_audit.checks.numbers import MAX_READ_CHARS, unread
 from rubric_audit.checks.polarity import meets, payments, valence
 from rubric_audit.core.model import CODE_GRADER, Attempt, CriterionGrade, Task
 
@@ -44,9 +44,9 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
     `artifacts`: whether the run folder holds files the agent wrote (a file deliverable the
     checker does not read).
     """
-    too_long = unread(criterion=criterion, prompt=prompt, answer=answer)
-    if too_long:
-        return CodeVerdict(verdict="not_applicable", reason=too_long, checks=[])
+    if max(len(criterion), len(prompt), len(answer or "")) > MAX_READ_CHARS:
+        return CodeVerdict(verdict="not_applicable", checks=[],
+                           reason=unread(criterion=criterion, prompt=prompt, answer=answer) or "")
     claim = read_claim(criterion, prompt)
     if not claim.targets:
         return CodeVerdict(verdict="not_applicable", reason="the criterion states no numeric value",

@@ -139,9 +139,14 @@ class Tolerance:
     high: float
     basis: str
 
-    def contains(self, value: float) -> bool:
+    @functools.cached_property
+    def _bounds(self) -> tuple[float, float]:
         slack = 1e-9 * max(1.0, abs(self.low), abs(self.high))
-        return self.low - slack <= value <= self.high + slack
+        return self.low - slack, self.high + slack
+
+    def contains(self, value: float) -> bool:
+        low, high = self._bounds
+        return low <= value <= high
 
     def negated(self) -> Tolerance:
         """The same tolerance about the negated target."""

@@ -48,17 +48,41 @@ MAX_READ_CHARS = 256 * 1024
 a deliverable graded value by value, and each pass over it costs seconds: every check that would
 read it abstains instead, and `input_text_too_long_to_read` says which text and why."""
 
-THRESHOLD = re.compile(r"\b(?:more|less|greater|fewer|higher|lower)\s+than\s*$|(?:\b(?:above|below|"
-                       r"over|under|exceeding|at\s+least|at\s+most|up\s+to|minimum\s+of|maximum\s+of)|"
-                       r"[<>≤≥]=?)\s*$", re.I)  # "turnover 12.7%" is no threshold
+
+class EndingWith:
+    """A pattern that must end where its window ends ("... compared with $"), searched only
+    where a word it cannot match without stands in the window: most windows hold none of them,
+    and a search tries every start in the window."""
+
+    def __init__(self, pattern: re.Pattern[str], needs: tuple[str, ...]) -> None:
+        self.pattern, self.needs = pattern, needs
+
+    def search(self, text: str, start: int = 0, end: int | None = None) -> re.Match[str] | None:
+        window = text[start:end].lower()
+        if not any(word in window for word in self.needs):
+            return None
+        return self.pattern.search(text, start, len(text) if end is None else end)
+
+
+THRESHOLD = EndingWith(re.compile(
+    r"\b(?:more|less|greater|fewer|higher|lower)\s+than\s*$|(?:\b(?:above|below|over|under|"
+    r"exceeding|at\s+least|at\s+most|up\s+to|minimum\s+of|maximum\s+of)|[<>≤≥]=?)\s*$", re.I),
+    ("than", "above", "below", "over", "under", "exceeding", "least", "most", "up", "minimum",
+     "maximum", "<", ">", "≤", "≥"))  # "turnover 12.7%" is no threshold
 THRESHOLD_AFTER = re.compile(r"\s*(?:\+(?![\d$€£¥])|or\s+(?:more|fewer|less|greater|higher|lower|"
                              r"above|below|over|under)\b)", re.I)
-REFERENCE = re.compile(r"(?:clause|section|article|note|schedule|paragraph|item|page|§|"
-                       r"\bno\.?|number|amendment|version)\s*$", re.I)
-MONTH_BEFORE = re.compile(rf"\b(?:{MONTHS})\.?\s*$", re.I)
+REFERENCE = EndingWith(re.compile(r"(?:clause|section|article|note|schedule|paragraph|item|page|§|"
+                                  r"\bno\.?|number|amendment|version)\s*$", re.I),
+                       ("clause", "section", "article", "note", "schedule", "paragraph", "item",
+                        "page", "§", "no", "number", "amendment", "version"))
+MONTH_BEFORE = EndingWith(re.compile(rf"\b(?:{MONTHS})\.?\s*$", re.I),
+                          ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
+                           "nov", "dec"))
 MONTH_AFTER = re.compile(rf"^\s*(?:{MONTHS})\b", re.I)
-CURRENCY_RANGE_BEFORE = re.compile(
-    r"(?:[$€£¥]|\b[A-Z]{3})\s?[\d,.]+\s?(?:[kKmMbB]|bn|mm|mn)\s*(?:-|–|—|to)\s*$")
+CURRENCY_RANGE_BEFORE = EndingWith(re.compile(
+    r"(?:[$€£¥]|\b[A-Z]{3})\s?[\d,.]+\s?(?:[kKmMbB]|bn|mm|mn)\s*(?:-|–|—|to)\s*$"),
+    ("-", "–", "—", "to"))
+PER_BEFORE = EndingWith(re.compile(r"\bper\s*$", re.I), ("per",))
 NUMBER_WORD_BEFORE = re.compile(rf"\b(?:{NUMBER_WORDS})\s*$", re.I)
 
 # Words that name what follows them: "Section 3.2", "Part 487", "Form 10-K", "Rule 26(a)(1)".
@@ -88,25 +112,32 @@ _PAREN = r"\((?:\d{1,3}|[A-Za-z]{1,4})\)"
 _NOT_AN_AMOUNT = (r"(?!\s?(?:%|percent|per\s?cent|percentage|bps?\b|basis|[x×]\b|million|"
                   r"billion|thousand|bn\b|mm\b|[kmb]\b))")
 _ID_TAIL = rf"(?>(?:\d[\w.\-/]*|\.\d[\w.\-/]*)(?:{_PAREN})*){_NOT_AN_AMOUNT}"
+# The alternatives are grouped by the character they start with (a symbol, a digit, a letter,
+# a line's start), each group gated by one look at that character, so a position none can start
+# at is passed once, not once per alternative; within a group they keep their order.
 IDENTIFIER = re.compile(
     rf"""
     §+\s*(?:{_ID_TAIL}|[\w.\-]+)(?:\s*(?:,|and|or|to|through|[-–])\s*{_ID_TAIL})*
-    |\b\d+\s+(?:C\.?F\.?R|U\.?S\.?C|Fed\.?\s*Reg|F\.\s*(?:Supp\.\s*)?\d?d?|U\.S|S\.\s*Ct)\.?
-        \s*(?:§+\s*)?[\d.\-]+(?:{_PAREN})*
-    |\b(?-i:(?=[A-Z])){_PLACE_WORDS}\s+{_ID_TAIL}|\b{_PLACE_WORDS}-\d{{1,4}}\b
-    |\b(?:{_REFERENCE_WORDS})\.?\s*(?:No\.?\s*|\#\s*)?(?:{_ID_TAIL}|{_PAREN}(?:{_PAREN})*)
-        (?:\s*(?:,|and|or|to|through|[-–])\s*(?:{_ID_TAIL}|{_PAREN}(?:{_PAREN})*))*
     |\#\s*\d[\w.\-/]*
-    |\b\d[\d.]*(?:{_PAREN})+
-    |\b\d+(?:[-/]\d+){{2,}}\b
-    |\b\d+(?:\.\d+){{2,}}\b
-    |\b\d{{1,2}}/\d{{1,2}}\b(?!\s?%)
-    |\b\d+:\d+(?:-[\w\-]+)?\b
     |[$€£]\s?'?000s?\b
-    |(?-i:\b\d+-(?:[A-Z]{{1,4}}\b|[a-z]{{1,3}}-\d)[\w\-]*)
-    |(?-i:\b[A-Z][A-Za-z]*-\d[\w\-]*)
-    |(?-i:\b[A-Z]{{2}}\s?\d{{2,5}}\b)(?![.,]\d|\s?%)
-    |\b(?!(?:{_CODES})\d)[A-Za-z]+\d+(?:[-–]\d+)+\b
+    |\b(?=\d)(?:
+        \d+\s+(?:C\.?F\.?R|U\.?S\.?C|Fed\.?\s*Reg|F\.\s*(?:Supp\.\s*)?\d?d?|U\.S|S\.\s*Ct)\.?
+            \s*(?:§+\s*)?[\d.\-]+(?:{_PAREN})*
+        |\d[\d.]*(?:{_PAREN})+
+        |\d+(?:[-/]\d+){{2,}}\b
+        |\d+(?:\.\d+){{2,}}\b
+        |\d{{1,2}}/\d{{1,2}}\b(?!\s?%)
+        |\d+:\d+(?:-[\w\-]+)?\b
+        |(?-i:\d+-(?:[A-Z]{{1,4}}\b|[a-z]{{1,3}}-\d)[\w\-]*))
+    |\b(?=[a-z])(?:
+        (?-i:(?=[A-Z]))(?=[a-z]+(?:\s+[\d.]|-\d)){_PLACE_WORDS}\s+{_ID_TAIL}
+        |(?=[a-z]+-\d){_PLACE_WORDS}-\d{{1,4}}\b
+        |(?=[a-z][\w.\-]*\.?\s*(?:No\.?\s*|\#\s*)?[\d.(])
+            (?:{_REFERENCE_WORDS})\.?\s*(?:No\.?\s*|\#\s*)?(?:{_ID_TAIL}|{_PAREN}(?:{_PAREN})*)
+            (?:\s*(?:,|and|or|to|through|[-–])\s*(?:{_ID_TAIL}|{_PAREN}(?:{_PAREN})*))*
+        |(?-i:[A-Z][A-Za-z]*-\d[\w\-]*)
+        |(?-i:[A-Z]{{2}}\s?\d{{2,5}}\b)(?![.,]\d|\s?%)
+        |(?=[a-z]+\d)(?!(?:{_CODES})\d)[A-Za-z]+\d+(?:[-–]\d+)+\b)
     |(?m:^[ \t>*\-]*\(?\d{{1,3}}[.)](?=[ \t]))
     """,
     re.X | re.I,
@@ -193,11 +224,12 @@ class Quantity:
             return False  # "$0.0034 per stream" is not per 1,000 streams, per rack or per year
         if self.measure and other.measure:
             return units.same_kind(self.measure, other.measure)  # 1,150 ft is 350.52 m
-        if _counts_things(self, other) or _counts_things(other, self):
+        if (self.measure or other.measure) and (_counts_things(self, other)
+                                                or _counts_things(other, self)):
             return False  # "350 m" is not 350 visitors
-        if self.noun in DURATION_HOURS and other.noun in DURATION_HOURS:
-            return True  # "3 days 4 hours" is 3.17 days
-        return not (self.noun and other.noun and self.noun != other.noun)
+        if not (self.noun and other.noun) or self.noun == other.noun:
+            return True
+        return self.noun in DURATION_HOURS and other.noun in DURATION_HOURS  # 3 days 4 hours
 
     def other_points(self, other: Quantity) -> bool:
         """Whether one is in points (pp, bps) and the other in percent: as levels 312 bps is
@@ -283,7 +315,7 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
             return None  # part of a date
         if REFERENCE.search(before):
             return None  # clause 14.1, section 3
-        if re.search(r"\bper\s*$", before, re.I):
+        if PER_BEFORE.search(before):
             return None  # "rate per 1,000 patient days": a denominator
     if dimension == "plain":  # "1.2 million m³" too; "1.79 million boxes" counts boxes
         noun, measure = _noun(after), _measure(after)
@@ -391,6 +423,14 @@ def identifier_spans(text: str) -> list[tuple[int, int]]:
 @functools.lru_cache(maxsize=4096)
 def _quantities(text: str, thresholds: bool) -> tuple[Quantity, ...]:
     """Parsed once per text: prompts and criteria recur across every attempt."""
+    found = [q for q, threshold in _scan(text) if thresholds or not threshold]
+    return tuple(join_durations(text, _share_units_in_ranges(text, found)))
+
+
+@functools.lru_cache(maxsize=4096)
+def _scan(text: str) -> tuple[tuple[Quantity, bool], ...]:
+    """Every quantity of `text` outside an identifier, with whether it is a threshold ("more
+    than 5%"): one scan serves both readings of an answer, with thresholds and without."""
     spans = identifier_spans(text)
     starts = [s for s, _ in spans]
     out = []
@@ -400,12 +440,10 @@ def _quantities(text: str, thresholds: bool) -> tuple[Quantity, ...]:
         q = _quantity(match, text)
         if q is None:
             continue
-        if not thresholds and (
-                THRESHOLD.search(text[max(0, match.start() - WINDOW):match.start()])
-                or THRESHOLD_AFTER.match(text, match.end(), match.end() + WINDOW)):
-            continue
-        out.append(q)
-    return tuple(join_durations(text, _share_units_in_ranges(text, out)))
+        threshold = bool(THRESHOLD.search(text[max(0, match.start() - WINDOW):match.start()])
+                         or THRESHOLD_AFTER.match(text, match.end(), match.end() + WINDOW))
+        out.append((q, threshold))
+    return tuple(out)
 
 
 DURATION_HOURS = {"week": 168.0, "day": 24.0, "hour": 1.0, "hr": 1.0, "h": 1.0, "minute": 1 / 60,
