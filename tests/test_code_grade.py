@@ -277,6 +277,28 @@ def test_judge_disagreements() -> None:
     assert _findings("Names the stores", "Leeds", "pass") == []
 
 
+@pytest.mark.parametrize("answer", [
+    "Margin was 5.8% this year and 5.2% last year.",  # another value of the target's kind
+    "Margin is 5.84%, i.e. 6% rounded.",  # the answer rounds its own figure
+])
+def test_a_judge_error_needs_the_checker_to_read_the_answer_one_way(answer: str) -> None:
+    """The checker may pass these, but a judge's fail is no judge error unless the checker's
+    pass rests on the answer's one value of the target's kind, with nothing else in play."""
+    tolerant = "States margin of 5.7% (accept 5.5% to 5.9%)"
+    assert "judge_failed_value_within_tolerance" not in _findings(tolerant, answer, "fail")
+
+
+def test_a_judge_error_names_its_preconditions_and_the_doubts() -> None:
+    task = _task("States IRR is 15.6%")
+    attempt = Attempt(id="v/t/1", task_id="t", model="m", variant="v", index=1,
+                      state="graded", answer="IRR is 14.1% (15.6% was last year's).")
+    judge = [CriterionGrade(attempt_id=attempt.id, criterion_id="c", grader="recorded",
+                            verdict="pass")]
+    [finding] = judge_disagrees_with_code(task, attempt, judge, code_verdicts(task, attempt))
+    assert finding.evidence["preconditions"] and finding.evidence["doubts"] == [
+        "the answer states 2 values of the kind of 15.6%"]
+
+
 def test_shared_fixtures_every_criterion_checked_or_explained() -> None:
     runs = load_runs([SHARED_RUNS])
     by_attempt = {a.id: a for a in runs.attempts}

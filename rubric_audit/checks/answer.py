@@ -15,6 +15,7 @@ import bisect
 import functools
 import itertools
 import re
+from collections import deque
 from dataclasses import dataclass, replace
 
 from rubric_audit.checks import markup, units
@@ -271,9 +272,24 @@ def read_answer(written: str) -> Reading:
         thresholds=tuple(q for q in find_quantities(answer, thresholds=True)
                          if q.start not in starts),
         refusal=bool(REFUSAL.search(answer)), saved_file=bool(SAVED_FILE.search(answer)),
-        revised_at=max((m.start() for m in REVISION.finditer(answer)), default=-1),
+        revised_at=_revised_at(answer, bounds),
         roundings=_roundings(answer, quantities),
         windows=frozenset(map(quantities.index, windows_in(answer, quantities))))
+
+
+TRAILING_REVISION = re.compile(r"which\s+I|;\s*I\s", re.I)  # "..., which I'll use"
+
+
+def _revised_at(answer: str, bounds: list[int]) -> int:
+    """Where the answer's last self-correction starts, or -1: at its marker ("Correction:",
+    "On reflection"), or, for a marker that follows the value it adopts ("DIO is 104 days,
+    which I'll use"), at the start of that sentence."""
+    last = next(iter(deque(REVISION.finditer(answer), maxlen=1)), None)
+    if last is None:
+        return -1
+    if TRAILING_REVISION.match(last.group(0)):
+        return bounds[bisect.bisect_right(bounds, last.start()) - 1]
+    return last.start()
 
 
 ROUNDED_GAP = re.compile(r"[^.!?;|\d]{0,40}")  # a wrapped line too, not a paragraph break
