@@ -760,3 +760,32 @@ def test_arrows_slow_and_fast_and_who_owes_whom(criterion: str, answer: str,
 def test_named_columns_rates_beside_totals_and_bases(criterion: str, answer: str,
                                                      expected: str) -> None:
     assert verdict(criterion, answer) == expected
+
+
+@pytest.mark.parametrize(("criterion", "answer", "expected"), [
+    # a working value restated in another unit: the restatement is the answer's figure
+    ("States about 540 hours of theatre time", "412 cases × 78 min = 32,136 min ≈ **53.6 hours** "
+     "of theatre time.", "fail"),
+    ("States about 536 hours of theatre time", "412 cases × 78 min = 32,136 min ≈ **535.6 hours** "
+     "of theatre time.", "pass"),
+    ("States an office floor area of 12,900 sq ft", "Floor area = 1,200 m² → 1,200 × 3.281 = "
+     "**3,937 sq ft**.", "fail"),
+    # ... and where it rightly rounds the working value, either precision may meet the target
+    ("States about 3.84 kg of mercury captured", "Captured: 2,610 × 1.5 g × 98% = **3,836.7 g** "
+     "(≈ 3.8 kg).", "pass"),
+    # compact durations, a decimal comma before a trailing €
+    ("States the handover was delayed by 1 hour 40 minutes", "Arrived 10:05, handed over 11:45: "
+     "a delay of **1h40m**.", "pass"),
+    ("States the handover was delayed by 1 hour 40 minutes", "A delay of **1 h 20 min**.", "fail"),
+    ("States an average basket of EUR 18.60", "Le panier moyen était de **18,60 €**.", "pass"),
+    # a rate per another period than the criterion's is no value of it
+    ("States drivers work 6.5 paid hours per day", "Each shift is **3.25 paid hours per shift**.",
+     "not_applicable"),
+    # a coarser figure where nothing asks for the target's precision does not contradict it
+    ("States a total loan book of $2,468,900", "The loan book closed at **$2.47 million**.",
+     "not_applicable"),
+    ("States a total loan book of $2,468,900", "The loan book closed at **$2.51 million**.", "fail"),
+])
+def test_restated_units_compact_durations_decimal_commas_and_coarser_figures(
+        criterion: str, answer: str, expected: str) -> None:
+    assert verdict(criterion, answer) == expected

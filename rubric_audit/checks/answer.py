@@ -22,10 +22,12 @@ from rubric_audit.checks import markup, units
 from rubric_audit.checks.numbers import (
     CURRENCY_CODES,
     CURRENCY_SYMBOLS,
+    DURATION_HOURS,
     MEASURE_UNIT,
     SCALES,
     EndingWith,
     Quantity,
+    find_compact_durations,
     find_quantities,
     find_ranges,
     find_word_numbers,
@@ -195,6 +197,7 @@ class Reading:
     saved_file: bool
     revised_at: int  # where the answer's last self-correction starts ("Correction: ..."), or -1
     roundings: tuple[tuple[int, int], ...]  # (a working value, the answer's own rounding of it)
+    conversions: tuple[tuple[int, int], ...]  # (a working value, its restatement in another unit)
     windows: frozenset[int]  # values that say within what another is measured ("within 5 m")
 
     @functools.cached_property
@@ -231,8 +234,11 @@ def read_answer(written: str) -> Reading:
         return line_starts[bisect.bisect_right(line_starts, position) - 1]
 
     label_of_piece = [line_labels.get(line_of(a), "") for a in bounds[:-1]]
-    found = join_durations(answer, sorted([*find_quantities(answer), *find_word_numbers(answer)],
-                                          key=lambda q: q.start))
+    compact = find_compact_durations(answer)
+    spans = [(q.start, q.end) for q in compact]
+    found = join_durations(answer, sorted(
+        [*(q for q in find_quantities(answer) if not any(a <= q.start < b for a, b in spans)),
+         *find_word_numbers(answer), *compact], key=lambda q: q.start))
     quantities, headers = _implied_units(answer, found)
     quantities = _restated_measures(quantities)
     segment_of = [bisect.bisect_right(bounds, q.start) - 1 for q in quantities]
@@ -274,6 +280,7 @@ def read_answer(written: str) -> Reading:
         refusal=bool(REFUSAL.search(answer)), saved_file=bool(SAVED_FILE.search(answer)),
         revised_at=_revised_at(answer, bounds),
         roundings=_roundings(answer, quantities),
+        conversions=_conversions(answer, quantities, segment_of),
         windows=frozenset(map(quantities.index, windows_in(answer, quantities))))
 
 
@@ -308,6 +315,32 @@ def _roundings(answer: str, quantities: list[Quantity]) -> tuple[tuple[int, int]
                 and abs(working.value - rounded.value) < rounded.step
                 and ROUNDED_GAP.fullmatch(gap) and "\n\n" not in gap and ROUNDING_WORD.search(gap)):
             out.append((i, i + 1))
+    return tuple(out)
+
+
+CONVERTED_TO = re.compile(r"≈|→|->|⇒|=|\bi\.\s?e\.|\bthat\s+is\b")
+
+
+def _conversions(answer: str, quantities: list[Quantity],
+                 segment_of: list[int]) -> tuple[tuple[int, int], ...]:
+    """(i, j) where value j restates value i in another unit as the answer's final figure, the
+    numbers between them bare factors: "42,615 min ≈ **71 hours**", "1,200 m² → 1,200 × 3.281 =
+    3,937 sq ft". Right or wrong, the restatement is the answer's figure."""
+    out = []
+    for i, working in enumerate(quantities):
+        if not (working.measure or working.noun in DURATION_HOURS):
+            continue
+        for j in range(i + 1, len(quantities)):
+            final = quantities[j]
+            if segment_of[j] != segment_of[i] or final.start - working.end > 80:
+                break
+            if final.dimension == "plain" and not (final.noun or final.measure):
+                continue  # a factor of the conversion
+            if (working.compatible(final) and (final.measure, final.noun) != (working.measure,
+                                                                          working.noun)
+                    and CONVERTED_TO.search(answer, working.end, final.start)):
+                out.append((i, j))
+            break
     return tuple(out)
 
 

@@ -211,7 +211,7 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
     if reading.revised_at >= 0:  # a self-correction's values replace those it corrects
         after = [i for i in candidates if pool[i].start > reading.revised_at]
         candidates = after or candidates
-    candidates = _final_figures(reading, candidates, tolerance)
+    candidates = _final_figures(reading, candidates, target, tolerance)
     windowed = False  # the candidates are said within the criterion's window, which binds them
     if windows:
         candidates, elsewhere, windowed = _within(reading, candidates, windows)
@@ -329,16 +329,27 @@ def _within(reading: Reading, candidates: list[int],
     return ours or unsaid, others, bool(ours)
 
 
-def _final_figures(reading: Reading, candidates: list[int], tolerance: Tolerance) -> list[int]:
+def _final_figures(reading: Reading, candidates: list[int], target: Quantity,
+                   tolerance: Tolerance) -> list[int]:
     """Of a working value and the answer's own rounding of it ("14.6 days, i.e. 14 days"), the
     one the criterion asks for: the rounding where the target is no more precise than it (the
     answer commits to its final figure, right or wrong), else the working value (the
-    criterion asks for the precise figure, which the answer states)."""
+    criterion asks for the precise figure, which the answer states). Of a working value and its
+    restatement in another unit ("42,615 min ≈ 71 hours"), the restatement; where the
+    restatement rightly rounds the working value, the two are one value at two precisions, and
+    the one that meets the target speaks ("3,836.7 g (≈ 3.8 kg)" for 3.84 kg)."""
     dropped = set()
     for working, rounded in reading.roundings:
         if working in candidates and rounded in candidates:
             coarse = tolerance.high - tolerance.low >= reading.quantities[rounded].step * 0.999
             dropped.add(working if coarse else rounded)
+    for working, final in reading.conversions:
+        if working in candidates and final in candidates:
+            x, y = reading.quantities[working], reading.quantities[final]
+            same = abs(value_in_terms_of(x, y) - y.value) <= y.step / 2 * 1.000001
+            x_meets = tolerance.contains(value_in_terms_of(x, target))
+            y_meets = tolerance.contains(value_in_terms_of(y, target))
+            dropped.add(final if same and x_meets and not y_meets else working)
     return [i for i in candidates if i not in dropped]
 
 
@@ -362,6 +373,10 @@ def _decide(target: Quantity, tolerance: Tolerance, reading: Reading, near: list
     quantities = [reading.quantities[i] for i in near]
     matched = [q for q in quantities if tolerance.contains(value_in_terms_of(q, target))]
     missed = [q for q in quantities if not tolerance.contains(value_in_terms_of(q, target))]
+    if missed and not matched and tolerance.basis.startswith("precision of") \
+            and all(_coarser(q, target) for q in missed):
+        return TargetCheck(target=target, tolerance=tolerance, matched=[], missed=missed,
+                           hedged=False, outcome="not_found")
     in_range = {id(q) for r in reading.ranges for q in r}
     standalone = [q for q in matched if id(q) not in in_range]
     ids = {id(q) for q in quantities}
@@ -380,6 +395,12 @@ def _decide(target: Quantity, tolerance: Tolerance, reading: Reading, near: list
     outcome: Literal["pass", "fail"] = "pass" if matched and not hedged else "fail"
     return TargetCheck(target=target, tolerance=tolerance, matched=matched, missed=missed, hedged=hedged,
                        outcome=outcome)
+
+
+def _coarser(q: Quantity, target: Quantity) -> bool:
+    """Whether `q` is the target written to fewer digits: the target rounds to it."""
+    step = abs(value_in_terms_of(replace(q, value=q.step), target))
+    return step > target.step and abs(value_in_terms_of(q, target) - target.value) <= step / 2
 
 
 SAME_ORDER = 1e4  # a scale slip (k for m, m for bn, % for a fraction) is within 1,000x

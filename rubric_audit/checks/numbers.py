@@ -143,6 +143,7 @@ IDENTIFIER = re.compile(
     re.X | re.I,
 )
 
+DECIMAL_COMMA = re.compile(r"\d{1,3}(?:\.\d{3})*,\d\d")  # before a trailing €: "18,60 €"
 FOOTNOTE_MARKS = "¹²³⁴⁵⁶⁷⁸⁹⁰"  # "£1.30¹": a superscript glued to a digit marks a footnote
 QUANTITY = re.compile(
     rf"""
@@ -150,14 +151,14 @@ QUANTITY = re.compile(
     (?P<sign>(?:[-−]|(?i:negative|minus)\s)(?=\s?(?:[$€£¥]|\d|(?:{_CODES})\b))|–(?=[$€£¥\d]))?
     (?:(?P<cur_sym>(?:US|A|C|NZ|HK|S|R)?\$|[€£¥])|(?P<cur_pre>(?:{_CODES}))\s?)?
     (?P<sign2>[-−])?
-    (?P<num>(?>\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?|\d{{1,3}}(?:['\u2019]\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?
-       |\.\d+))(?P<frac>[¼½¾⅓⅔⅛⅜⅝⅞])?
+    (?P<num>(?>\d{{1,3}}(?:\.\d{{3}})*,\d\d(?=\s?€)|\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?
+       |\d{{1,3}}(?:['\u2019]\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+))(?P<frac>[¼½¾⅓⅔⅛⅜⅝⅞])?
     (?:\s?(?P<scale_word>(?i:billion|million|thousand|trillion|bn|mm|mn|tn))\b
        |(?P<scale>[kKmMbB])(?![A-Za-z]))?
     (?:[\s-]?(?P<unit>%|percent\b|per\s?cent\b|percentage\s+points?\b|pp\b|bps?\b|basis\s+points?\b
        |(?:points?|pts?)\b(?![\s-]+(?:card|programme|program|scheme|system|balance))
        |[x×](?![A-Za-z])|times\b))?
-    (?:\s?(?P<cur_post>{_CODES})\b)?
+    (?:\s?(?P<cur_post>{_CODES})\b|\s?(?P<cur_sym_post>€))?
     (?:(?<=\d)(?=[{FOOTNOTE_MARKS}])|(?![\w]))
     """,
     re.X,
@@ -288,10 +289,14 @@ def _noun(after: str) -> str | None:
 
 def _quantity(match: re.Match[str], text: str) -> Quantity | None:
     g = match.groupdict()
-    num = re.sub(r"['\u2019]", ",", g["num"])  # "48'600'000": Swiss thousands separators
+    num = g["num"]
+    if g["cur_sym_post"] and DECIMAL_COMMA.fullmatch(num):
+        num = num.replace(".", "").replace(",", ".")  # "1.240,50 €": a decimal comma
+    num = re.sub(r"['\u2019]", ",", num)  # "48'600'000": Swiss thousands separators
     before = text[max(0, match.start() - WINDOW):match.start()]
     after = text[match.end():match.end() + WINDOW]
-    currency = (CURRENCY_SYMBOLS.get(g["cur_sym"] or "") or g["cur_pre"] or g["cur_post"])
+    currency = (CURRENCY_SYMBOLS.get(g["cur_sym"] or g["cur_sym_post"] or "") or g["cur_pre"]
+                or g["cur_post"])
     scale_name = (g["scale_word"] or g["scale"] or "").lower()
     unit = re.sub(r"\s+", " ", (g["unit"] or "").lower())
     if unit in ("x", "×", "times"):
@@ -359,7 +364,10 @@ def _per_after(after: str, noun: str | None) -> str | None:
     """What a value is per, written right after it ("$40/RSF"), after its unit ("12 mg/kg per
     day") or after what it counts ("33.6 students per tutor")."""
     unit = MEASURE_AFTER.match(after) or (NOUN.match(after) if noun else None)
-    return per_of(after) or (per_of(after[unit.end(1):]) if unit else None)
+    if unit is None:
+        return per_of(after)
+    counted = unit.re is NOUN and unit.group(2) and unit.group(2).lower() not in NOT_NOUNS
+    return per_of(after) or per_of(after[unit.end(2 if counted else 1):])  # "6.5 paid hours per day"
 
 
 def _per_count(per: str) -> float:
@@ -622,6 +630,23 @@ def find_word_numbers(text: str) -> list[Quantity]:
                                 text=m.group(0).strip(), start=m.start(),
                                 end=m.end(), noun=noun,
                                 measure=_measure(text[m.end() - 1:m.end() + WINDOW])))
+    return out
+
+
+COMPACT_DURATION = re.compile(r"(?<![\w.,])(\d{1,3}(?:\.\d+)?)\s?h(?:\s?(\d{1,2})\s?m(?:in)?)?\b")
+
+
+def find_compact_durations(text: str) -> list[Quantity]:
+    """Durations written the short way: "1h40m" and "1 h 40 min" are 100 minutes, "2.5h" is 2.5
+    hours."""
+    out = []
+    for m in COMPACT_DURATION.finditer(text):
+        hours, minutes = m.group(1), m.group(2)
+        value, noun = ((float(hours) * 60 + float(minutes), "minute") if minutes
+                       else (float(hours), "hour"))
+        out.append(Quantity(value=value, dimension="plain", currency=None, scale=1.0,
+                            decimals=0 if minutes else _decimals(hours), text=m.group(0),
+                            start=m.start(), end=m.end(), noun=noun))
     return out
 
 
