@@ -373,10 +373,6 @@ def _decide(target: Quantity, tolerance: Tolerance, reading: Reading, near: list
     quantities = [reading.quantities[i] for i in near]
     matched = [q for q in quantities if tolerance.contains(value_in_terms_of(q, target))]
     missed = [q for q in quantities if not tolerance.contains(value_in_terms_of(q, target))]
-    if missed and not matched and tolerance.basis.startswith("precision of") \
-            and all(_coarser(q, target) for q in missed):
-        return TargetCheck(target=target, tolerance=tolerance, matched=[], missed=missed,
-                           hedged=False, outcome="not_found")
     in_range = {id(q) for r in reading.ranges for q in r}
     standalone = [q for q in matched if id(q) not in in_range]
     ids = {id(q) for q in quantities}
@@ -395,12 +391,6 @@ def _decide(target: Quantity, tolerance: Tolerance, reading: Reading, near: list
     outcome: Literal["pass", "fail"] = "pass" if matched and not hedged else "fail"
     return TargetCheck(target=target, tolerance=tolerance, matched=matched, missed=missed, hedged=hedged,
                        outcome=outcome)
-
-
-def _coarser(q: Quantity, target: Quantity) -> bool:
-    """Whether `q` is the target written to fewer digits: the target rounds to it."""
-    step = abs(value_in_terms_of(replace(q, value=q.step), target))
-    return step > target.step and abs(value_in_terms_of(q, target) - target.value) <= step / 2
 
 
 SAME_ORDER = 1e4  # a scale slip (k for m, m for bn, % for a fraction) is within 1,000x
