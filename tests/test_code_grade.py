@@ -582,35 +582,6 @@ def test_governing_verbs_and_reflections(criterion: str, answer: str, expected: 
     assert verdict(criterion, answer) == expected
 
 
-@pytest.mark.parametrize(("criterion", "answer", "expected"), [
-    # LaTeX is notation: $92.5\%$ is 92.5%, 23{,}100 is 23,100
-    ("States a Line 1 overrun of 92.5%", "$$\\text{overrun} = \\frac{23{,}100 - 12{,}000}{12{,}000}"
-     " = 92.5\\%$$\n\nSo Line 1 ran at an overrun of $92.5\\%$, above the 90% target.", "pass"),
-    ("States a haul of 23,100 t", "$$\\text{haul} = 23{,}100\\ \\text{t}$$", "pass"),
-    # a value struck through is retracted
-    ("States net yield of £9.12 per passenger", "Net yield: ~~£9.12~~ that used the gross count; "
-     "on fare-paying passengers it is **£9.37** per passenger.", "fail"),
-    ("States net yield of £9.37 per passenger", "Net yield: ~~£9.12~~ that used the gross count; "
-     "on fare-paying passengers it is **£9.37** per passenger.", "pass"),
-    # a footnote mark glued to a value, Swiss separators
-    ("States fee income of £1.30 per item", "Fee income per item was **£1.30¹** in March.\n\n"
-     "¹ Excludes consultation fees.", "pass"),
-    ("States 2024 revenue of CHF 48.6m", "Revenue 2024: **CHF 48'600'000** (2023: CHF 45'850'000).",
-     "pass"),
-    # "and a half" in words
-    ("States that the average student stays 2.5 terms", "The average student stays for **two and "
-     "a half terms**.", "pass"),
-    ("States that the average student stays 2.5 terms", "The average student stays for **one and "
-     "a half terms**.", "fail"),
-    # a place or period named by a number is no value; a variance word the criterion also uses
-    ("States a Ward 3 bed occupancy of 91.3%", "Ward 3 ran at 91.3% occupancy, above the 85% "
-     "safe level.", "pass"),
-])
-def test_markup_separators_footnotes_halves_and_names(criterion: str, answer: str,
-                                                      expected: str) -> None:
-    assert verdict(criterion, answer) == expected
-
-
 def test_a_change_column_is_no_rival_of_the_period_it_changes_to() -> None:
     """"Q3 deposits fell by $2.6m" read from a Change column beside Q2 and Q3 columns is the
     Q3 change, not a value said of another subject."""
@@ -660,25 +631,6 @@ def test_a_unit_the_answer_gives_elsewhere_of_another_kind_never_passes(criterio
     assert verdict(criterion, answer) != "pass"
 
 
-@pytest.mark.parametrize(("criterion", "answer", "expected"), [
-    # "within 5 m of HRWL" beside a count of days is its condition: bind by the window
-    ("States the reservoir was within 5 m of HRWL on 63 days in 2024", "- within 2 m of HRWL: 19 "
-     "days\n- within 5 m of HRWL: **48 days**\n- within 10 m of HRWL: 63 days", "fail"),
-    ("States the reservoir was within 5 m of HRWL on 48 days in 2024", "- within 2 m of HRWL: 19 "
-     "days\n- within 5 m of HRWL: **48 days**\n- within 10 m of HRWL: 63 days", "pass"),
-    ("States that 55% of invoices were paid within 30 days",
-     "55% of invoices were paid within 60 days; within 30 days the share was 38%.", "fail"),
-    # a lopsided window is no tolerance either
-    ("States that 96.1% of movements ran within −4/+6 s/day", "- within −4/+6 s/day: **2,316 "
-     "(93.7%)**\n- within ±10 s/day: 2,376 (96.1%)", "fail"),
-    ("States that 93.7% of movements ran within −4/+6 s/day", "- within −4/+6 s/day: **2,316 "
-     "(93.7%)**\n- within ±10 s/day: 2,376 (96.1%)", "pass"),
-])
-def test_a_window_beside_a_value_of_another_kind_is_its_condition(criterion: str, answer: str,
-                                                                  expected: str) -> None:
-    assert verdict(criterion, answer) == expected
-
-
 def test_only_the_answers_values_in_another_window_abstain_and_say_why() -> None:
     graded = grade_numeric("States that the reservoir was within 5 m of HRWL on 63 days",
                            "- within 10 m of HRWL: 63 days\n- within 20 m of HRWL: 90 days")
@@ -700,7 +652,46 @@ def test_a_conclusion_from_the_prompts_own_values_is_no_number(criterion: str, p
     assert graded.verdict == "not_applicable" and "the prompt's own" in graded.reason
 
 
-@pytest.mark.parametrize(("criterion", "answer", "expected"), [
+CHANGES = "| | 2023 | 2024 | Change |\n|---|---|---|---|\n| Merch | $2.5m | $2.1m | ▼ $0.4m |\n" \
+          "| F&B | $14.2m | $15.6m | ▲ $1.4m |"
+
+
+# The classes fixed after holdout11's first measurement (#25), each case general to its class.
+CLASSES_AFTER_HOLDOUT11 = [
+    # LaTeX is notation: $92.5\%$ is 92.5%, 23{,}100 is 23,100
+    ("States a Line 1 overrun of 92.5%", "$$\\text{overrun} = \\frac{23{,}100 - 12{,}000}{12{,}000}"
+     " = 92.5\\%$$\n\nSo Line 1 ran at an overrun of $92.5\\%$, above the 90% target.", "pass"),
+    ("States a haul of 23,100 t", "$$\\text{haul} = 23{,}100\\ \\text{t}$$", "pass"),
+    # a value struck through is retracted
+    ("States net yield of £9.12 per passenger", "Net yield: ~~£9.12~~ that used the gross count; "
+     "on fare-paying passengers it is **£9.37** per passenger.", "fail"),
+    ("States net yield of £9.37 per passenger", "Net yield: ~~£9.12~~ that used the gross count; "
+     "on fare-paying passengers it is **£9.37** per passenger.", "pass"),
+    # a footnote mark glued to a value, Swiss separators
+    ("States fee income of £1.30 per item", "Fee income per item was **£1.30¹** in March.\n\n"
+     "¹ Excludes consultation fees.", "pass"),
+    ("States 2024 revenue of CHF 48.6m", "Revenue 2024: **CHF 48'600'000** (2023: CHF 45'850'000).",
+     "pass"),
+    # "and a half" in words
+    ("States that the average student stays 2.5 terms", "The average student stays for **two and "
+     "a half terms**.", "pass"),
+    ("States that the average student stays 2.5 terms", "The average student stays for **one and "
+     "a half terms**.", "fail"),
+    # a place or period named by a number is no value; a variance word the criterion also uses
+    ("States a Ward 3 bed occupancy of 91.3%", "Ward 3 ran at 91.3% occupancy, above the 85% "
+     "safe level.", "pass"),
+    # "within 5 m of HRWL" beside a count of days is its condition: bind by the window
+    ("States the reservoir was within 5 m of HRWL on 63 days in 2024", "- within 2 m of HRWL: 19 "
+     "days\n- within 5 m of HRWL: **48 days**\n- within 10 m of HRWL: 63 days", "fail"),
+    ("States the reservoir was within 5 m of HRWL on 48 days in 2024", "- within 2 m of HRWL: 19 "
+     "days\n- within 5 m of HRWL: **48 days**\n- within 10 m of HRWL: 63 days", "pass"),
+    ("States that 55% of invoices were paid within 30 days",
+     "55% of invoices were paid within 60 days; within 30 days the share was 38%.", "fail"),
+    # a lopsided window is no tolerance either
+    ("States that 96.1% of movements ran within −4/+6 s/day", "- within −4/+6 s/day: **2,316 "
+     "(93.7%)**\n- within ±10 s/day: 2,376 (96.1%)", "fail"),
+    ("States that 93.7% of movements ran within −4/+6 s/day", "- within −4/+6 s/day: **2,316 "
+     "(93.7%)**\n- within ±10 s/day: 2,376 (96.1%)", "pass"),
     # ranges said of categories or peers are no hedge of the answer's committed value
     ("States an overrun of 32% (accept 31% to 33%)", "Overrun = (1,320 − 1,000) / 1,000 = "
      "**32%**.\n\nTypical overrun ranges: super-premium 20–50%, soft-serve 30–60%. At 32% the "
@@ -711,17 +702,6 @@ def test_a_conclusion_from_the_prompts_own_values_is_no_number(criterion: str, p
     # a range the answer offers as its doubt still is one
     ("States a net interest margin of 3.12%", "The margin was probably somewhere between 3.0% "
      "and 3.3%.", "fail"),
-])
-def test_a_range_said_of_something_else_is_no_hedge(criterion: str, answer: str,
-                                                   expected: str) -> None:
-    assert verdict(criterion, answer) == expected
-
-
-CHANGES = "| | 2023 | 2024 | Change |\n|---|---|---|---|\n| Merch | $2.5m | $2.1m | ▼ $0.4m |\n" \
-          "| F&B | $14.2m | $15.6m | ▲ $1.4m |"
-
-
-@pytest.mark.parametrize(("criterion", "answer", "expected"), [
     # an arrow marks a change's direction
     ("States merchandise revenue decreased by $0.4m", CHANGES, "pass"),
     ("States F&B revenue decreased by $1.4m", CHANGES, "fail"),
@@ -737,13 +717,6 @@ CHANGES = "| | 2023 | 2024 | Change |\n|---|---|---|---|\n| Merch | $2.5m | $2.1
      "$212k.", "pass"),
     ("States that the promoter owes the venue $212k", "| Line | $k |\n|---|---|\n| Net | (212) "
      "|", "not_applicable"),
-])
-def test_arrows_slow_and_fast_and_who_owes_whom(criterion: str, answer: str,
-                                                expected: str) -> None:
-    assert verdict(criterion, answer) == expected
-
-
-@pytest.mark.parametrize(("criterion", "answer", "expected"), [
     # the column the criterion names binds; a Target or Budget column is the plan
     ("States actual Term 2 revenue of A$612,480", "| Term 2 | Target | Actual | Variance |\n"
      "|---|---|---|---|\n| Revenue (A$) | 650,000 | 612,480 | (37,520) |", "pass"),
@@ -756,13 +729,6 @@ def test_arrows_slow_and_fast_and_who_owes_whom(criterion: str, answer: str,
     # per hectare however written
     ("States that the 2019 compartment has 1,980 stems per hectare", "2018 planting 2,150 "
      "stems/ha; **2019 planting 1,980 stems/ha**.", "pass"),
-])
-def test_named_columns_rates_beside_totals_and_bases(criterion: str, answer: str,
-                                                     expected: str) -> None:
-    assert verdict(criterion, answer) == expected
-
-
-@pytest.mark.parametrize(("criterion", "answer", "expected"), [
     # a working value restated in another unit: the restatement is the answer's figure
     ("States about 540 hours of theatre time", "412 cases × 78 min = 32,136 min ≈ **53.6 hours** "
      "of theatre time.", "fail"),
@@ -781,7 +747,12 @@ def test_named_columns_rates_beside_totals_and_bases(criterion: str, answer: str
     # a rate per another period than the criterion's is no value of it
     ("States drivers work 6.5 paid hours per day", "Each shift is **3.25 paid hours per shift**.",
      "not_applicable"),
-])
-def test_restated_units_compact_durations_and_decimal_commas(
-        criterion: str, answer: str, expected: str) -> None:
+]
+
+
+@pytest.mark.parametrize(("criterion", "answer", "expected"), CLASSES_AFTER_HOLDOUT11)
+def test_classes_fixed_after_holdout11(criterion: str, answer: str, expected: str) -> None:
+    """Markup, separators, footnotes and halves; windows as conditions; ranges said of something
+    else; arrows, slow and fast, who owes whom; named columns, rates beside totals and bases;
+    restated units, compact durations and decimal commas."""
     assert verdict(criterion, answer) == expected
