@@ -25,7 +25,7 @@ from rubric_audit.checks.numbers import (
     DURATION_HOURS,
     MEASURE_UNIT,
     SCALES,
-    EndingWith,
+    NeedsWord,
     Quantity,
     find_compact_durations,
     find_quantities,
@@ -51,7 +51,7 @@ he she his her hers him they them
 """.split())
 PRONOUN_START = re.compile(r"[\s*\-#>]*(?:he|she|his|her|its|their|they)\b", re.I)
 
-COMPARISON = EndingWith(re.compile(
+COMPARISON = NeedsWord(re.compile(
     r"\b(?:from|previously|prior(?:\s+year)?|versus|vs\.?|compared\s+(?:to|with)|against|"
     r"relative\s+to|up\s+from|down\s+from|instead\s+of|rather\s+than|original(?:ly)?(?:\s+\w+){0,3}|"
     r"was\s+previously|not|(?:versus|vs\.?|against|compared\s+(?:to|with))\s+(?:an?\s+|the\s+)?"
@@ -66,47 +66,54 @@ _OFFSET_WORDS = (r"(?:above|below|over|under|more\s+than|less\s+than|higher\s+th
 _AMOUNT = r"(?:(?:US|A|C)?[$€£¥]|(?:USD|EUR|GBP|NOK|SEK|CHF)\b|\d[\d,.]*\s?%)"
 OFFSET = re.compile(rf"(?:/[A-Za-z]+)?\s*{_OFFSET_WORDS}\s+(?:(?:the|its|a|an|our|their)\s+"
                     rf"(?:[\w-]+\s+){{0,3}}?)?{_AMOUNT}", re.I)
-OFFSET_FROM = EndingWith(re.compile(
+OFFSET_FROM = NeedsWord(re.compile(
     rf"\d\S*\s*,?\s*{_OFFSET_WORDS}\s+(?:(?:the|its|a|an|our|their)\s+(?:[\w-]+\s+){{0,3}}?)?"
     rf"(?:(?:US|A|C)?[$€£¥]\s?|(?:USD|EUR|GBP|NOK|SEK|CHF)\s?)?$", re.I),
     ("above", "below", "over", "under", "more", "less", "higher", "lower", "short", "ahead",
      "behind"))
 # "rose by X" is a change; "staffed by 26 analysts", "divided by 4" name who or what
-CHANGE_BY = EndingWith(re.compile(
+CHANGE_BY = NeedsWord(re.compile(
     r"(?<!divided\s)(?<!multiplied\s)(?<!staffed\s)(?<!crewed\s)(?<!served\s)(?<!operated\s)"
     r"(?<!employed\s)(?<!attended\s)(?<!visited\s)(?<!occupied\s)\bby\s*$", re.I), ("by",))
-VARIANCE_BEFORE = EndingWith(re.compile(
+VARIANCE_BEFORE = NeedsWord(re.compile(
     r"\b(?:overrun|overspend|underspend|variance|shortfall|excess|headwind|tailwind)\s+"
     r"(?:of\s+)?(?:about\s+)?[$€£¥]?\s?$", re.I),
     ("overrun", "overspend", "underspend", "variance", "shortfall", "excess", "headwind",
      "tailwind"))
-REFUSAL = re.compile(
+REFUSAL = NeedsWord(re.compile(
     r"\b(?:I\s+(?:cannot|can't|can\s+not|am\s+unable|'m\s+unable|was\s+unable|could\s+not|"
     r"couldn't|do\s+not\s+have|don't\s+have|did\s+not\s+find|didn't\s+find)|unable\s+to\s+"
     r"(?:access|find|locate|complete|determine|compute|calculate|open|read)|"
-    r"(?:can't|cannot)\s+help\s+with)\b", re.I)
+    r"(?:can't|cannot)\s+help\s+with)\b", re.I),
+    ("not", "n't", "unable"))
 
-REVISION = re.compile(
+REVISION = NeedsWord(re.compile(
     r"\b(?:correction|corrected|correcting|revised|revision|update[ds]?|on\s+reflection|"
     r"re-?checking|scratch\s+that|I\s+(?:mis(?:read|calculated|stated|computed)|made\s+an\s+error)|"
     r"the\s+correct\s+(?:figure|value|number|total|answer)\s+is)\b\s*[:*,\-–—]|"
     r"\bon\s+reflection\b|\bwhich\s+I(?:'ll|\s+will)\s+use\b|;\s*I\s+(?:use|will\s+use|'ll\s+use)\b",
-    re.I)
-HEDGED_RANGE = re.compile(r"\b(?:somewhere|likely|probably|roughly|possibly|perhaps|maybe|"
+    re.I),
+    ("correct", "revis", "update", "reflection", "check", "scratch", "mis", "error",
+     "which", ";"))
+HEDGED_RANGE = NeedsWord(re.compile(r"\b(?:somewhere|likely|probably|roughly|possibly|perhaps|maybe|"
                           r"anywhere|could\s+be|may\s+be|might\s+be|treat\s+it\s+as)\b"
-                          r"[^.!?\n]{0,24}$", re.I)
+                          r"[^.!?\n]{0,24}$", re.I),
+    ("somewhere", "likely", "probably", "roughly", "possibly", "perhaps", "maybe",
+     "anywhere", "could", "may", "might", "treat"))
 # The words naming a planned or earlier value rather than the actual one, written once: as
 # stems for a criterion's subject, and as what may stand right before a value in an answer.
 PLAN_TERMS = ("budget", "budgeted", "plan", "planned", "forecast", "target", "guidance",
               "baseline", "benchmark", "estimate", "estimated", "prior", "previous")
-PLANNED = re.compile(rf"\b(?:{'|'.join(PLAN_TERMS)})(?:\s+year)?\b(?:\s+(?:of|at|was|is|figure|"
+PLANNED = NeedsWord(re.compile(rf"\b(?:{'|'.join(PLAN_TERMS)})(?:\s+year)?\b(?:\s+(?:of|at|was|is|figure|"
                      r"amount|value|level))?\s*[:=]?\s*\**\s*(?:(?:US|A|C)?[$€£¥]|USD|EUR|GBP|NOK)?"
-                     r"\s?$", re.I)
+                     r"\s?$", re.I),
+    PLAN_TERMS)
 PLAN_HEADER = re.compile(rf"\W*(?:{'|'.join(PLAN_TERMS)})(?:\s+(?:year|figure|\d{{4}}))?\s*"
                          r"(?:\([^()]*\))?\W*", re.I)  # a column headed "Target" or "Budget ($m)"
-SAVED_FILE = re.compile(r"\b(?:saved|created|attached|uploaded|written|exported|updated|"
+SAVED_FILE = NeedsWord(re.compile(r"\b(?:saved|created|attached|uploaded|written|exported|updated|"
                         r"added|built|populated|filled|wrote|edited)\b"
-                        r"[^.\n]{0,80}?\.(?:xlsx|xlsm|docx|pptx|pdf|csv)\b", re.I)
+                        r"[^.\n]{0,80}?\.(?:xlsx|xlsm|docx|pptx|pdf|csv)\b", re.I),
+    (".xlsx", ".xlsm", ".docx", ".pptx", ".pdf", ".csv"))
 SEGMENT_END = re.compile(r"\n|(?<!\bi\.e)(?<!\be\.g)[.!?;](?=\s)")  # "i.e." and "e.g." end no sentence
 TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}")
 UNIT_MARK = re.compile(

@@ -22,7 +22,7 @@ import functools
 import itertools
 import math
 import re
-from collections.abc import Sequence
+from collections.abc import Iterator, Sequence
 from dataclasses import dataclass, replace
 from typing import Literal
 
@@ -49,40 +49,47 @@ a deliverable graded value by value, and each pass over it costs seconds: every 
 read it abstains instead, and `input_text_too_long_to_read` says which text and why."""
 
 
-class EndingWith:
-    """A pattern that must end where its window ends ("... compared with $"), searched only
-    where a word it cannot match without stands in the window: most windows hold none of them,
-    and a search tries every start in the window."""
+class NeedsWord:
+    """A pattern searched only where a word it cannot match without stands in the text (or
+    the window of it searched): most texts and windows hold none, and a search tries the
+    pattern at every position. Patterns that end where their window ends ("... compared with
+    $") gain most, as a search tries every start in the window."""
 
     def __init__(self, pattern: re.Pattern[str], needs: tuple[str, ...]) -> None:
         self.pattern, self.needs = pattern, needs
 
-    def search(self, text: str, start: int = 0, end: int | None = None) -> re.Match[str] | None:
+    def _absent(self, text: str, start: int, end: int | None) -> bool:
         window = text[start:end].lower()
-        if not any(word in window for word in self.needs):
+        return not any(word in window for word in self.needs)
+
+    def search(self, text: str, start: int = 0, end: int | None = None) -> re.Match[str] | None:
+        if self._absent(text, start, end):
             return None
         return self.pattern.search(text, start, len(text) if end is None else end)
 
+    def finditer(self, text: str) -> Iterator[re.Match[str]]:
+        return iter(()) if self._absent(text, 0, None) else self.pattern.finditer(text)
 
-THRESHOLD = EndingWith(re.compile(
+
+THRESHOLD = NeedsWord(re.compile(
     r"\b(?:more|less|greater|fewer|higher|lower)\s+than\s*$|(?:\b(?:above|below|over|under|"
     r"exceeding|at\s+least|at\s+most|up\s+to|minimum\s+of|maximum\s+of)|[<>≤≥]=?)\s*$", re.I),
     ("than", "above", "below", "over", "under", "exceeding", "least", "most", "up", "minimum",
      "maximum", "<", ">", "≤", "≥"))  # "turnover 12.7%" is no threshold
 THRESHOLD_AFTER = re.compile(r"\s*(?:\+(?![\d$€£¥])|or\s+(?:more|fewer|less|greater|higher|lower|"
                              r"above|below|over|under)\b)", re.I)
-REFERENCE = EndingWith(re.compile(r"(?:clause|section|article|note|schedule|paragraph|item|page|§|"
+REFERENCE = NeedsWord(re.compile(r"(?:clause|section|article|note|schedule|paragraph|item|page|§|"
                                   r"\bno\.?|number|amendment|version)\s*$", re.I),
                        ("clause", "section", "article", "note", "schedule", "paragraph", "item",
                         "page", "§", "no", "number", "amendment", "version"))
-MONTH_BEFORE = EndingWith(re.compile(rf"\b(?:{MONTHS})\.?\s*$", re.I),
+MONTH_BEFORE = NeedsWord(re.compile(rf"\b(?:{MONTHS})\.?\s*$", re.I),
                           ("jan", "feb", "mar", "apr", "may", "jun", "jul", "aug", "sep", "oct",
                            "nov", "dec"))
 MONTH_AFTER = re.compile(rf"^\s*(?:{MONTHS})\b", re.I)
-CURRENCY_RANGE_BEFORE = EndingWith(re.compile(
+CURRENCY_RANGE_BEFORE = NeedsWord(re.compile(
     r"(?:[$€£¥]|\b[A-Z]{3})\s?[\d,.]+\s?(?:[kKmMbB]|bn|mm|mn)\s*(?:-|–|—|to)\s*$"),
     ("-", "–", "—", "to"))
-PER_BEFORE = EndingWith(re.compile(r"\bper\s*$", re.I), ("per",))
+PER_BEFORE = NeedsWord(re.compile(r"\bper\s*$", re.I), ("per",))
 NUMBER_WORD_BEFORE = re.compile(rf"\b(?:{NUMBER_WORDS})\s*$", re.I)
 
 # Words that name what follows them: "Section 3.2", "Part 487", "Form 10-K", "Rule 26(a)(1)".
