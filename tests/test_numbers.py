@@ -226,9 +226,10 @@ def test_a_duration_counted_after_a_modifier_is_the_duration() -> None:
 
 
 def _ending_with_patterns():
-    from rubric_audit.checks import answer, numbers
+    from rubric_audit.checks import answer, numbers, restatements
 
-    found = [getattr(module, name) for module in (numbers, answer) for name in dir(module)]
+    found = [getattr(module, name) for module in (numbers, answer, restatements)
+             for name in dir(module)]
     return [p for p in found if isinstance(p, numbers.NeedsWord)]
 
 

@@ -15,14 +15,12 @@ import bisect
 import functools
 import itertools
 import re
-from collections import deque
 from dataclasses import dataclass, replace
 
-from rubric_audit.checks import markup, units
+from rubric_audit.checks import markup, restatements, units
 from rubric_audit.checks.numbers import (
     CURRENCY_CODES,
     CURRENCY_SYMBOLS,
-    DURATION_HOURS,
     MEASURE_UNIT,
     SCALES,
     NeedsWord,
@@ -87,14 +85,6 @@ REFUSAL = NeedsWord(re.compile(
     r"(?:can't|cannot)\s+help\s+with)\b", re.I),
     ("not", "n't", "unable"))
 
-REVISION = NeedsWord(re.compile(
-    r"\b(?:correction|corrected|correcting|revised|revision|update[ds]?|on\s+reflection|"
-    r"re-?checking|scratch\s+that|I\s+(?:mis(?:read|calculated|stated|computed)|made\s+an\s+error)|"
-    r"the\s+correct\s+(?:figure|value|number|total|answer)\s+is)\b\s*[:*,\-–—]|"
-    r"\bon\s+reflection\b|\bwhich\s+I(?:'ll|\s+will)\s+use\b|;\s*I\s+(?:use|will\s+use|'ll\s+use)\b",
-    re.I),
-    ("correct", "revis", "update", "reflection", "check", "scratch", "mis", "error",
-     "which", ";"))
 HEDGED_RANGE = NeedsWord(re.compile(r"\b(?:somewhere|likely|probably|roughly|possibly|perhaps|maybe|"
                           r"anywhere|could\s+be|may\s+be|might\s+be|treat\s+it\s+as)\b"
                           r"[^.!?\n]{0,24}$", re.I),
@@ -285,70 +275,10 @@ def read_answer(written: str) -> Reading:
         thresholds=tuple(q for q in find_quantities(answer, thresholds=True)
                          if q.start not in starts),
         refusal=bool(REFUSAL.search(answer)), saved_file=bool(SAVED_FILE.search(answer)),
-        revised_at=_revised_at(answer, bounds),
-        roundings=_roundings(answer, quantities),
-        conversions=_conversions(answer, quantities, segment_of),
+        revised_at=restatements.revised_at(answer, bounds),
+        roundings=restatements.roundings(answer, quantities),
+        conversions=restatements.conversions(answer, quantities, segment_of),
         windows=frozenset(map(quantities.index, windows_in(answer, quantities))))
-
-
-TRAILING_REVISION = re.compile(r"which\s+I|;\s*I\s", re.I)  # "..., which I'll use"
-
-
-def _revised_at(answer: str, bounds: list[int]) -> int:
-    """Where the answer's last self-correction starts, or -1: at its marker ("Correction:",
-    "On reflection"), or, for a marker that follows the value it adopts ("DIO is 104 days,
-    which I'll use"), at the start of that sentence."""
-    last = next(iter(deque(REVISION.finditer(answer), maxlen=1)), None)
-    if last is None:
-        return -1
-    if TRAILING_REVISION.match(last.group(0)):
-        return bounds[bisect.bisect_right(bounds, last.start()) - 1]
-    return last.start()
-
-
-ROUNDED_GAP = re.compile(r"[^.!?;|\d]{0,40}")  # a wrapped line too, not a paragraph break
-ROUNDING_WORD = re.compile(r"\bie\b|→|->|⇒|≈|\bround|\bnearest\b|\bthat\s+is\b|\bcall\s+it\b",
-                           re.I)
-
-
-def _roundings(answer: str, quantities: list[Quantity]) -> tuple[tuple[int, int], ...]:
-    """(i, i + 1) where value i + 1 restates value i rounded, as the answer's own final figure:
-    "14.6 days, i.e. **14 days** to the nearest whole day", "A$67.55 → A$67". The rounding is
-    coarser than the working value and within one of its own steps of it (a truncation too)."""
-    out = []
-    for i, (working, rounded) in enumerate(itertools.pairwise(quantities)):
-        gap = re.sub(r"\bi\.\s?e\.", "ie", answer[working.end:rounded.start])
-        if (rounded.step > working.step and working.compatible(rounded)
-                and abs(working.value - rounded.value) < rounded.step
-                and ROUNDED_GAP.fullmatch(gap) and "\n\n" not in gap and ROUNDING_WORD.search(gap)):
-            out.append((i, i + 1))
-    return tuple(out)
-
-
-CONVERTED_TO = re.compile(r"≈|→|->|⇒|=|\bi\.\s?e\.|\bthat\s+is\b")
-
-
-def _conversions(answer: str, quantities: list[Quantity],
-                 segment_of: list[int]) -> tuple[tuple[int, int], ...]:
-    """(i, j) where value j restates value i in another unit as the answer's final figure, the
-    numbers between them bare factors: "42,615 min ≈ **71 hours**", "1,200 m² → 1,200 × 3.281 =
-    3,937 sq ft". Right or wrong, the restatement is the answer's figure."""
-    out = []
-    for i, working in enumerate(quantities):
-        if not (working.measure or working.noun in DURATION_HOURS):
-            continue
-        for j in range(i + 1, len(quantities)):
-            final = quantities[j]
-            if segment_of[j] != segment_of[i] or final.start - working.end > 80:
-                break
-            if final.dimension == "plain" and not (final.noun or final.measure):
-                continue  # a factor of the conversion
-            if (working.compatible(final) and (final.measure, final.noun) != (working.measure,
-                                                                          working.noun)
-                    and CONVERTED_TO.search(answer, working.end, final.start)):
-                out.append((i, j))
-            break
-    return tuple(out)
 
 
 def terms(text: str) -> list[tuple[str, str, int]]:
