@@ -12,6 +12,8 @@ CRITERIA_FIELDS = {"id", "domain", "failure_class", "prompt", "criterion", "expl
                    "verdict", "code", "why"}
 LINT_FIELDS = {"id", "domain", "check", "prompt", "criterion", "explanation", "expected", "why"}
 LINT_CHECKS = {"criterion_restates_premise", "numeric_criterion_without_tolerance"}
+ITEM_FIELDS = {"id", "domain", "check", "task", "criteria", "attempts", "strength", "expected",
+               "names", "why"}
 
 
 def read_cases(kind: str) -> list[dict]:
@@ -50,6 +52,24 @@ def test_lint_cases_keep_the_schema() -> None:
         assert case["prompt"].strip() and case["criterion"].strip() and case["why"].strip(), where
 
 
+def test_item_cases_keep_the_schema() -> None:
+    from rubric_audit.checks.items import ITEM_CHECK_NAMES
+
+    cases = read_cases("items")
+    assert {case["check"] for case in cases} == ITEM_CHECK_NAMES
+    for case in cases:
+        where = case.pop("_where")
+        assert case.keys() == ITEM_FIELDS, f"{where} fields differ: {case.keys() ^ ITEM_FIELDS}"
+        criteria = [c["id"] for c in case["criteria"]]
+        assert criteria and all(c["text"].strip() for c in case["criteria"]), where
+        assert all(len(a["verdicts"]) == len(criteria) and set(a["verdicts"]) <= set("pf-")
+                   and a["model"] in case["strength"] for a in case["attempts"]), where
+        assert isinstance(case["expected"], bool) and set(case["names"]) <= set(criteria), where
+        assert case["expected"] or not case["names"], f"{where}: names a finding it expects none of"
+        assert case["task"].strip() and case["why"].strip(), where
+
+
 def test_ids_are_unique_across_the_corpus() -> None:
-    ids = [case["id"] for case in read_cases("criteria") + read_cases("lints")]
+    ids = [case["id"] for case in read_cases("criteria") + read_cases("lints")
+           + read_cases("items")]
     assert len(ids) == len(set(ids)), sorted({i for i in ids if ids.count(i) > 1})

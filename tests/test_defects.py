@@ -71,3 +71,23 @@ def test_the_planted_judge_errors_in_the_runs_are_caught(findings) -> None:
     judged = {(f["task_id"], f["check"]) for f in findings if f["check"].startswith("judge_")}
     assert judged == {(by_name["nordlys_07"], "judge_credited_hedge"),
                       (by_name["kestrel_05"], "judge_failed_value_within_tolerance")}
+
+
+def test_item_statistics_name_the_planted_all_fail_criteria(findings) -> None:
+    """Every task both models failed on every attempt is an item signal naming the criterion
+    every attempt failed (the planted carbon-offset criterion of kestrel_02, the second of
+    kestrel_03's conflicting totals), and kestrel_04, whose rubric accepts one reading of the
+    prompt, is one the weaker model passes and the stronger fails."""
+    names = {r[0]: r[1] for r in rows()}
+    shared = {names[f["task_id"]]: f["evidence"]["criteria"] for f in findings
+              if f["check"] == "task_fails_on_same_criteria"}
+    assert set(shared) == {"kestrel_02", "kestrel_03", "meridian_04", "meridian_05",
+                           "nordlys_02", "nordlys_03", "nordlys_04"}
+    task = {t["task_id"]: t for t in json.loads((SAMPLE / "tasks_and_rubrics.json").read_text())}
+    by_name = {names[t]: task[t] for t in task}
+    assert shared["kestrel_02"] == [by_name["kestrel_02"]["rubric"][2]["verifier_id"]]
+    assert shared["kestrel_03"] == [by_name["kestrel_03"]["rubric"][1]["verifier_id"]]
+    assert [names[f["task_id"]] for f in findings
+            if f["check"] == "task_negative_discrimination"] == ["kestrel_04"]
+    assert all(f["severity"] == "info" for f in findings if f["check"].startswith(
+        ("task_fails", "task_negative", "criterion_never", "criteria_redundant")))

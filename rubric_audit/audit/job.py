@@ -28,6 +28,7 @@ from rubric_audit.checks.input import (
     colliding_attempts,
     input_variants_disagree,
 )
+from rubric_audit.checks.items import item_findings, task_items
 from rubric_audit.checks.judge_vs_code import judge_disagrees_with_code
 from rubric_audit.checks.lints import TASK_CHECKS, WORLD_CHECKS
 from rubric_audit.checks.model_lints import MODEL_CHECKS, model_lint
@@ -56,6 +57,7 @@ from rubric_audit.core.model import (
     VariantPrompt,
     WorldContents,
 )
+from rubric_audit.core.scores import headline_grader, scored_graders
 from rubric_audit.grade.control_runs import code_controls, judge_controls, model_controls
 from rubric_audit.grade.judge import load_template
 from rubric_audit.load.benchmark import is_benchmark, load_benchmark, refuse_benchmark_as_output
@@ -78,6 +80,7 @@ CONTROLS_STAGE = "controls"
 MODEL_LINTS_STAGE = "model_lints"
 REGOLD_STAGE = "regold"
 PROVENANCE_STAGE = "provenance"
+ITEMS_STAGE = "items"
 INPUTS_META = "inputs"
 """Fingerprint of the last complete offline audit's inputs; any import clears it."""
 REGOLD_META = "regold"
@@ -154,6 +157,16 @@ def check_numbers_in_code(store: AuditStore) -> None:
     with store.transaction():
         store.replace_grades(CODE_GRADER, grades)
         store.replace_findings(CODE_STAGE, list(calibrate(findings)))
+
+
+def check_items(store: AuditStore) -> None:
+    """Item statistics over the headline grader's verdicts, the one the review queues follow;
+    replaces the stage's findings."""
+    grades = store.grades()
+    grader = headline_grader(scored_graders(g.grader for g in grades))
+    findings = item_findings(task_items(store.tasks(), store.attempts(), grades, grader))
+    with store.transaction():
+        store.replace_findings(ITEMS_STAGE, list(calibrate(findings)))
 
 
 def check_provenance(store: AuditStore) -> None:
@@ -525,6 +538,7 @@ def _audit(bench: Benchmark | None, paths: list[Path], out: Path, options: Audit
         with store.transaction():  # one commit: a failure leaves the previous audit as it was
             imported, _ = import_into(store, runs, bench)
             check_numbers_in_code(store)
+            check_items(store)
             audited = bench or Benchmark(name="recorded runs", root="", tasks=store.tasks(),
                                          worlds=[])
             run_lints(store, audited, worlds, regold)

@@ -25,6 +25,7 @@ from pathlib import Path
 from typing import Any
 
 from rubric_audit.checks.code_grade import CodeVerdict, grade_numeric
+from rubric_audit.checks.items import ITEM_CHECKS, ItemAttempt, TaskItems
 from rubric_audit.checks.judge_vs_code import judge_disagrees_with_code
 from rubric_audit.checks.numbers import find_quantities
 from rubric_audit.checks.provenance import answer_value_unsupported
@@ -148,9 +149,45 @@ def _numbers(texts: list[str]) -> set[float]:
     return {round(q.value, 9) for text in texts for q in find_quantities(text)}
 
 
+def task_items_of(case: Case) -> TaskItems:
+    """An item case's task: its attempts' verdicts (one letter per criterion: p, f, or - for
+    none) and each model's strength as the case states it."""
+    criteria = tuple(c["id"] for c in case["criteria"])
+    attempts = []
+    for a in case["attempts"]:
+        verdicts = {c: v == "p" for c, v in zip(criteria, a["verdicts"], strict=True) if v != "-"}
+        attempts.append(ItemAttempt(key=a["model"], verdicts=verdicts,
+                                    passed=bool(verdicts) and all(verdicts.values())))
+    return TaskItems(task_id=case["id"], criteria=criteria, attempts=tuple(attempts),
+                     strength=dict(case["strength"]))
+
+
+def item_names(finding: Finding) -> list[str]:
+    """What an item finding names: its criteria (none for a task-level signal)."""
+    named = finding.evidence.get("criteria")
+    return sorted(named) if named else [finding.criterion_id] if finding.criterion_id else []
+
+
+def _measure_items(cases: list[Case]) -> dict[str, CheckPrecision]:
+    """Per item check, on its planted cases: a finding is right where the case expects one
+    naming those criteria; an expected finding that does not come is missed."""
+    out = {}
+    for check in ITEM_CHECKS:
+        own = [c for c in cases if c["check"] == check.__name__]
+        fired = right = missed = 0
+        for case in own:
+            found = list(check(task_items_of(case)))
+            fired += len(found)
+            right += sum(case["expected"] and item_names(f) == sorted(case["names"])
+                         for f in found)
+            missed += case["expected"] and not found
+        out[check.__name__] = CheckPrecision(check.__name__, len(own), fired, right, missed)
+    return out
+
+
 def measure(corpus: Path) -> dict[str, CheckPrecision]:
-    """Every measured check's record on the corpus at `corpus` (criteria/, lints/ and
-    provenance/)."""
+    """Every measured check's record on the corpus at `corpus` (criteria/, lints/, provenance/
+    and items/)."""
     criteria = _cases(corpus, "criteria")
     decided = correct = failed = failed_right = 0
     findings: dict[str, list[bool]] = {}
@@ -181,6 +218,9 @@ def measure(corpus: Path) -> dict[str, CheckPrecision]:
     provenance = _cases(corpus, "provenance")
     if provenance:
         out[PROVENANCE] = _provenance(provenance)
+    items = _cases(corpus, "items")
+    if items:
+        out |= _measure_items(items)
     return out
 
 

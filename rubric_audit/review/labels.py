@@ -3,17 +3,30 @@
 from __future__ import annotations
 
 import hashlib
+import random
 from collections import Counter, defaultdict
 from collections.abc import Callable
 from typing import TYPE_CHECKING, TypeVar
 
-from rubric_audit.core.model import Finding, FindingReview, Review, ReviewLabel, Task, task_outcome
+from rubric_audit.checks.items import ITEM_CHECK_NAMES
+from rubric_audit.core.model import (
+    Attempt,
+    CriterionGrade,
+    Finding,
+    FindingReview,
+    Review,
+    ReviewLabel,
+    Task,
+    task_outcome,
+)
 
 if TYPE_CHECKING:
     from rubric_audit.store.audit_store import AuditStore
 
 FAILURE_LABELS: tuple[ReviewLabel, ...] = ("defective_task", "grader_error", "ambiguous", "model_error")
 PASS_LABELS: tuple[ReviewLabel, ...] = ("sound", "unearned")
+PASS_AUDIT_META = "pass_audit"
+"""The pass audit's sample as drawn: {"seed", "per_domain", "tasks"} (the corrected scores read it)."""
 LABEL_NAMES = {"defective_task": "defective task", "grader_error": "grader error",
                "ambiguous": "ambiguous", "model_error": "model error", "sound": "sound",
                "unearned": "unearned credit"}
@@ -77,6 +90,14 @@ def all_failed_tasks(store: AuditStore) -> list[str]:
     return review_queues(tasks, rows, store.verdicts("recorded"))[0]
 
 
+def graded_queues(tasks: dict[str, Task], attempts: list[Attempt], grades: list[CriterionGrade],
+                  grader: str) -> tuple[list[str], list[str]]:
+    """`review_queues` of whole attempts and grades, by one grader's verdicts."""
+    return review_queues(tasks, [(a.id, a.task_id, a.state) for a in attempts],
+                         [(g.attempt_id, g.criterion_id, g.verdict) for g in grades
+                          if g.grader == grader])
+
+
 def review_queues(tasks: dict[str, Task], attempts: list[tuple[str, str, str]],
                   verdicts: list[tuple[str, str, str]]) -> tuple[list[str], list[str]]:
     """(tasks every model failed on every graded attempt, tasks every model passed), in task order.
@@ -98,3 +119,29 @@ def review_queues(tasks: dict[str, Task], attempts: list[tuple[str, str, str]],
     failures = [t for t in tasks if outcomes.get(t) and all(o == "fail" for o in outcomes[t])]
     passes = [t for t in tasks if outcomes.get(t) and all(o == "pass" for o in outcomes[t])]
     return failures, passes
+
+
+def pass_audit_sample(passed: list[str], domain_of: dict[str, str], per_domain: int,
+                      seed: int) -> list[str]:
+    """The pass audit: a stratified random sample of the tasks every model passed, `per_domain`
+    per domain (all of a smaller domain), drawn domain by domain in name order from one seeded
+    generator; sorted by task id."""
+    by_domain: dict[str, list[str]] = defaultdict(list)
+    for t in passed:
+        by_domain[domain_of[t]].append(t)
+    rng = random.Random(seed)
+    return sorted(t for _, ids in sorted(by_domain.items())
+                  for t in rng.sample(ids, min(per_domain, len(ids))))
+
+
+def by_priority(queue: list[str], findings: list[Finding]) -> list[str]:
+    """The queue with the tasks that carry an item-statistics signal first, the likeliest first
+    (the smallest chance of their pattern if verdicts were unrelated; a signal with no chance,
+    such as every attempt failing the same criteria, leads), the rest after them; ties keep the
+    queue's order."""
+    chance: dict[str, float] = {}
+    for f in findings:
+        if f.task_id and f.check in ITEM_CHECK_NAMES:
+            chance[f.task_id] = min(chance.get(f.task_id, 1.0), f.evidence.get("chance", 0.0))
+    position = {t: i for i, t in enumerate(queue)}
+    return sorted(queue, key=lambda t: (t not in chance, chance.get(t, 0.0), position[t]))

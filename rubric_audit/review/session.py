@@ -12,7 +12,6 @@ import csv
 import hashlib
 import io
 import json
-import random
 from collections import defaultdict
 from dataclasses import dataclass, field
 from datetime import UTC, datetime
@@ -37,10 +36,13 @@ from rubric_audit.core.text import csv_cell
 from rubric_audit.review.agreement import GroupAgreement, group_agreement
 from rubric_audit.review.labels import (
     FAILURE_LABELS,
+    PASS_AUDIT_META,
     PASS_LABELS,
+    by_priority,
     current_finding_verdicts,
     current_labels,
     finding_key,
+    pass_audit_sample,
     review_queues,
     standing_entries,
 )
@@ -97,7 +99,9 @@ class ReviewData:
         failures, passed = review_queues(ordered, [(a, t, state) for a, t, _, _, state in rows],
                                          light)
         self.passed = set(passed)
-        self.queues = {"failures": failures, "passes": self._pass_sample(passed, per_domain, seed),
+        self.queues = {"failures": by_priority(failures, [f for fs in self.findings.values()
+                                                           for f in fs]),
+                       "passes": self._pass_sample(passed, per_domain, seed),
                        "all": list(ordered)}
         # Written by `audit` and `suggest`, not while the app runs: read once, not on every move.
         self.recomputed: dict[str, list[dict[str, Any]]] = self.store.meta("regold", {}) or {}
@@ -119,20 +123,16 @@ class ReviewData:
 
     def _pass_sample(self, passed: list[str], per_domain: int, seed: int) -> list[str]:
         """A stratified random sample of passed tasks, N per domain; the sample is stored."""
-        stored = self.store.meta("pass_audit")
+        stored = self.store.meta(PASS_AUDIT_META)
         if stored and stored["seed"] == seed and stored["per_domain"] == per_domain \
                 and set(stored["tasks"]) <= set(passed):
             sample: list[str] = stored["tasks"]
             return sample
-        by_domain: dict[str, list[str]] = defaultdict(list)
-        for t in passed:
-            by_domain[self.tasks[t].domain].append(t)
-        rng = random.Random(seed)
-        sample = sorted(t for _, ids in sorted(by_domain.items())
-                        for t in rng.sample(ids, min(per_domain, len(ids))))
+        sample = pass_audit_sample(passed, {t: self.tasks[t].domain for t in passed},
+                                   per_domain, seed)
         with self.store.transaction():
-            self.store.set_meta("pass_audit", {"seed": seed, "per_domain": per_domain,
-                                               "tasks": sample})
+            self.store.set_meta(PASS_AUDIT_META, {"seed": seed, "per_domain": per_domain,
+                                                  "tasks": sample})
         return sample
 
     def labels_for(self, task_id: str) -> tuple[ReviewLabel, ...]:
