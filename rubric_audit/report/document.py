@@ -6,11 +6,13 @@ from __future__ import annotations
 from dataclasses import dataclass, field
 from typing import Literal
 
+from rubric_audit.checks.items import ITEM_CHECK_NAMES
 from rubric_audit.checks.precision import CODE_CHECKER, TRUSTED
 from rubric_audit.checks.screen import Category
 from rubric_audit.core.model import SEVERITY_ORDER, Finding, Task
 from rubric_audit.core.scores import VariantScore
 from rubric_audit.core.text import one_line, stranger
+from rubric_audit.report.correction import MIN_PASS_REVIEWS, Correction
 from rubric_audit.report.describe import criterion_title, readable
 from rubric_audit.report.statistics import ScoreRow
 from rubric_audit.report.stats import Interval
@@ -146,6 +148,7 @@ def _headline(summary: AuditSummary) -> list[Block]:
     and where the failures went, the way the published audits state it."""
     rows = _headline_scores(summary)
     r, split, a = summary.statistics.review, summary.failure_split, summary.achievable
+    corrected = [c for c in summary.correction.scores if c.corrected.estimate is not None]
     reviewed, queued = r.failures_reviewed + r.passes_reviewed, r.failures_queue + r.passes_queue
     sentences, review_sentences = [], []
     for variant in dict.fromkeys(v for v, _, _ in rows):
@@ -155,6 +158,8 @@ def _headline(summary: AuditSummary) -> list[Block]:
                    "after review": "after review ({} tasks, without those reviewers labelled "
                                    "defective)"}
         parts = [f"{interval(s.pass_at_1)} {wording[n].format(s.tasks)}" for n, s in by.items()]
+        parts += [f"{interval(c.corrected)} *corrected* for the judge's measured error"
+                  for c in corrected if c.variant == variant]
         sentences.append(f"**{stranger(variant)}** passes " + ", ".join(parts) + ".")
     if split.failures:
         went = ", ".join(f"{g.replace('_', ' ')} {interval(i)}" for g, i in split.groups.items())
@@ -167,11 +172,19 @@ def _headline(summary: AuditSummary) -> list[Block]:
     disputed = ", ".join(stranger(summary.task_names.get(t, t)) for t in summary.disputed_tasks)
     review_sentences.append(f"Reviewers have labelled {reviewed} of the {queued} queued tasks"
                      + (f"; disputed between reviewers: {disputed}." if disputed else "."))
+    if summary.correction.refused:
+        review_sentences.append(
+            "Not yet *corrected* for the judge's measured error: that needs every failure and "
+            f"{MIN_PASS_REVIEWS} sampled passes per domain reviewed (the section *Scores "
+            "corrected for the judge's measured error* says what is missing).")
     colours = {"as graded": "as graded", "achievable tasks": "automatic",
                "after review": "after review"}
-    scores = Plot("intervals", "pass@1 with 95% bootstrap intervals",
-                  {f"{v} · {name}": plotted(s.pass_at_1) for v, name, s in rows},
-                  {f"{v} · {name}": colours[name] for v, name, _ in rows})
+    scores = Plot("intervals", "pass@1 with 95% bootstrap intervals"
+                  + ("; corrected: normal intervals" if corrected else ""),
+                  {f"{v} · {name}": plotted(s.pass_at_1) for v, name, s in rows}
+                  | {f"{c.variant} · corrected": plotted(c.corrected) for c in corrected},
+                  {f"{v} · {name}": colours[name] for v, name, _ in rows}
+                  | {f"{c.variant} · corrected": "after review" for c in corrected})
     failures = Plot("intervals", f"where the {split.failures} failures went (share, 95% Wilson)",
                     {g.replace("_", " "): plotted(i) for g, i in split.groups.items() if i.n},
                     {g.replace("_", " "): "unreviewed" if g == "unreviewed" else "after review"
@@ -191,7 +204,12 @@ def _headline(summary: AuditSummary) -> list[Block]:
         "unavailable for a model when every attempt of it is.",
         "*pass@1*: the mean over tasks of the share of graded attempts that pass every "
         "criterion (ungraded and unavailable attempts are in no denominator); intervals "
-        "resample tasks."])
+        "resample tasks.",
+        "*corrected*: pass@1 with the judge's errors that reviews found taken out (a grader "
+        "error among the failures counts as passes, unearned credit among the sampled passes "
+        "as fails, each domain's sample standing for its unreviewed passes), with a 95% "
+        "interval that carries the doubt of sampling both tasks and reviews; the section "
+        "*Scores corrected for the judge's measured error* gives the strata and assumptions."])
     return [Text(" ".join(sentences)), Text(" ".join(review_sentences)),
             Row([scores, failures]), terms]
 
@@ -482,12 +500,150 @@ def build_document(summary: AuditSummary, findings: list[Finding], tasks: dict[s
         [f"{stranger(_readable_attempt(u.attempt, tasks))}: {stranger(u.reason)}"
          for u in summary.unavailable])])] \
         if summary.unavailable else []
-    return [_overview(summary), *_score_sections(summary), *_measurement_sections(summary),
+    return [_overview(summary), *_score_sections(summary), _correction_section(summary),
+            _ranking_section(summary), *_measurement_sections(summary),
             _tasks_section(summary, findings, tasks),
-            *unavailable, _review_section(summary), _precision_section(summary),
-            *_checks_sections(summary), _findings_section(summary, findings, tasks)]
+            *unavailable, _review_section(summary), _items_section(summary, findings, tasks),
+            _precision_section(summary), *_checks_sections(summary),
+            _findings_section(summary, findings, tasks)]
 
 
 def _readable_attempt(attempt_id: str, tasks: dict[str, Task]) -> str:
     """ "cirrus-2/nordlys_03/2" for "cirrus-2/task_6bce.../2"."""
     return "/".join(tasks[part].name if part in tasks else part for part in attempt_id.split("/"))
+
+
+STRATUM_NAMES = {"failures": "failures (every model failed every graded attempt)",
+                 "mixed": "mixed (no review draws from them: counted as graded)"}
+
+
+def _stratum_rows(correction: Correction) -> list[list[str]]:
+    rows = []
+    for s in correction.strata:
+        name = STRATUM_NAMES.get(s.kind) or f"passes in {stranger(s.domain or '')}"
+        found = ("grader errors" if s.kind == "failures" else "unearned credit"
+                 if s.kind == "passes" else "-")
+        rows.append([name, str(s.tasks), str(s.sampled), str(s.reviewed),
+                     f"{s.errors} {found}" if s.kind != "mixed" else "-",
+                     interval(s.error_rate)])
+    return rows
+
+
+def _correction_section(summary: AuditSummary) -> Section:
+    """The corrected pass@1: strata, the judge's measured error, the scores, the reviews needed."""
+    c = summary.correction
+    blocks: list[Block] = [Text(
+        f"The judge ({stranger(c.grader or 'none')}) errs both ways: a failure a reviewer "
+        "labels *grader error* was a false fail, a pass labelled *unearned* a false pass. Tasks "
+        "are split into strata by what the judge said; reviews are drawn from two of them, as "
+        "the review app draws them: every failure, and a random sample of passes per domain. A "
+        "model's corrected pass@1 counts a reviewed task as its label says, an unreviewed pass "
+        "as its domain's share of sound passes among those reviewed, and a mixed task as graded "
+        "(a stratified difference estimator: prediction-powered inference with one correction "
+        "per stratum). Assumed: a label holds for every attempt of every model on its task; the "
+        "judge's error on mixed tasks is not measured. Controls (answers with a known verdict) "
+        "measure the judge too, but are no draw from the models' answers: they are shown as a "
+        "check and never enter the estimate."),
+        Table(["stratum", "tasks", "drawn for review", "reviewed", "judge errors found",
+               "their share [95% CI]"], _stratum_rows(c)),
+        Bullets([
+            f"false fails among the failures (grader errors of those reviewed): "
+            f"{interval(c.false_fail_rate)}",
+            f"false passes among the passes (unearned credit, domains weighted by size): "
+            f"{interval(c.false_pass_rate)}",
+            (f"on controls graded by {stranger(c.controls.grader)}: answers that must pass "
+             f"failed {interval(c.controls.false_fails)} of {c.controls.false_fails.n}, answers "
+             f"that must fail passed {interval(c.controls.false_passes)} of "
+             f"{c.controls.false_passes.n}") if c.controls else
+            f"no control was graded by {stranger(c.grader or 'the headline grader')}"])]
+    if c.refused:
+        blocks += [Text("Not corrected yet:"), Bullets(c.refused)]
+    else:
+        blocks.append(Table(
+            ["model", "variant", "tasks: failures / passes / mixed", "as graded",
+             "corrected [95% CI]"],
+            [[stranger(s.model), stranger(s.variant),
+              f"{s.tasks}: {s.strata['failures']} / {s.strata['passes']} / {s.strata['mixed']}",
+              pct(s.as_graded), interval(s.corrected) if s.corrected.estimate is not None
+              else stranger(s.corrected.method)] for s in c.scores]))
+    failures = sum(s.tasks for s in c.strata if s.kind == "failures")
+    needs = "; ".join(f"±{100 * p.half_width:.0f} point{'s' if p.half_width > 0.01 else ''}: "
+                      f"{p.per_domain} per domain ({p.reviews} reviews in all)" for p in c.plan)
+    blocks.append(Text(
+        f"Reviews needed: all {failures} failures, and the pass reviews per domain that bring "
+        f"the interval's review part (the doubt that more reviews remove) to {needs}"
+        + (f". The reviews so far give ±{100 * c.review_half_width:.1f} points."
+           if c.review_half_width is not None else ".")))
+    return Section("Scores corrected for the judge's measured error", blocks)
+
+
+def _ranking_section(summary: AuditSummary) -> Section:
+    """Per rescoring option: how often each pair swaps, rank intervals, the tasks that flip it."""
+    ranking, names = summary.ranking, summary.task_names
+    if not ranking.pairs:
+        return Section("Would the ranking survive?",
+                       [Text("Only one model and variant: no ranking to test.")])
+
+    def named(ids: list[str] | None) -> str:
+        if ids is None:
+            return "none (removing any number leaves it ahead)"
+        return f"{len(ids)}: " + ", ".join(stranger(names.get(t, t)) for t in ids) if ids \
+            else "-"
+
+    pairs = _merged([(p.option, [p.leader, p.other], [
+        str(p.tasks), pct(p.lead), pct(p.swap_probability),
+        "tied" if not p.lead else "n/a" if p.stable is None else "yes" if p.stable else "no",
+        named(p.removal), named(p.relabelling)]) for p in ranking.pairs])
+    ranks = _merged([(r.option, [r.model], [str(r.tasks), str(r.rank),
+                                            f"{r.low:g} to {r.high:g}"]) for r in ranking.ranks])
+    swapping = {(p.option, p.leader, p.other): p.swap_probability for p in ranking.pairs}
+    swaps: dict[str, tuple[float, float, float]] = {}
+    for options, (leader, other), _ in pairs:
+        if (swap := swapping[(options[0], leader, other)]) is not None:
+            label = (f"{leader.rsplit(' / ', 1)[-1]} over {other.rsplit(' / ', 1)[-1]} · "
+                     f"{OPTION_NAMES.get(options[0], options[0])}"
+                     + (f" (+{len(options) - 1} same)" if len(options) > 1 else ""))
+            swaps[label] = (swap, swap, swap)
+    return Section("Would the ranking survive?", [
+        Text(f"Per rescoring option, for each pair of models: the *swap probability*, the share "
+             f"of {ranking.resamples} paired bootstrap resamples of their common tasks (seed "
+             f"{ranking.seed}) in which the one behind comes out ahead (a tie counts half); the "
+             f"order is *stable* where it is at most {ranking.stable_at:.0%}. The fewest tasks "
+             "whose removal, or whose relabelling (the leader's outcome there a fail, the "
+             "other's a pass), leaves the leader no longer ahead are the tasks that drive a "
+             "swap. A model's *rank interval* is the 2.5th to 97.5th percentile of its rank over "
+             "the same resamples of all the option's tasks."),
+        Table(["options", "leader", "other", "tasks", "lead in pass@1", "swap probability",
+               "stable", "fewest removals", "fewest relabellings"],
+              [[_option_label(o), *map(stranger, k), *cells] for o, k, cells in pairs]),
+        Table(["options", "model", "tasks", "rank", "rank interval"],
+              [[_option_label(o), *map(stranger, k), *cells] for o, k, cells in ranks]),
+        Plot("intervals", "probability that the pair swaps order, by rescoring option", swaps,
+             xlabel="swap probability", legend=False)])
+
+
+def _items_section(summary: AuditSummary, findings: list[Finding], tasks: dict[str, Task]
+                   ) -> Section:
+    """The item-statistics signals, likeliest first: the order they rank the failures queue in."""
+    signals = sorted((f for f in findings if f.check in ITEM_CHECK_NAMES),
+                     key=lambda f: (f.evidence.get("chance", 0.0),
+                                    summary.task_names.get(f.task_id or "", ""), f.check))
+    counts = ", ".join(f"`{check}` {sum(f.check == check for f in signals)}"
+                       for check in sorted(ITEM_CHECK_NAMES))
+    blocks: list[Block] = [Text(
+        "How each criterion and task behaves across every graded attempt of every model: "
+        "*discrimination* is the correlation of passing with the attempt's model's pass@1 on "
+        "the other tasks (and, for a criterion, with the share of its task's other criteria "
+        "passed: both in audit.json, `items`); a *chance* is the probability of a pattern at "
+        "least this extreme if verdicts and models were unrelated. Each signal below is an info "
+        f"finding and ranks the failures queue, likeliest first. Signals: {counts}.")]
+    if signals:
+        blocks.append(Table(
+            ["task", "criterion", "signal", "what it shows", "attempts", "chance"],
+            [[stranger(summary.task_names.get(f.task_id or "", f.task_id or "")),
+              stranger(one_line(criterion_title(tasks[f.task_id], f.criterion_id), 80))
+              if f.task_id in tasks and f.criterion_id else "-",
+              f"`{f.check}`", stranger(readable(f.message, tasks.get(f.task_id or ""))),
+              str(f.evidence.get("attempts", "")),
+              pct(f.evidence["chance"]) if "chance" in f.evidence else "-"] for f in signals]))
+    return Section("Item statistics across models", blocks)

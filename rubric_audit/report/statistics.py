@@ -35,7 +35,7 @@ from rubric_audit.review.labels import (
     consensus,
     current_finding_verdicts,
     finding_key,
-    review_queues,
+    graded_queues,
 )
 
 TASK_DEFECT_CHECKS = {c.__name__ for c in TASK_CHECKS} | {
@@ -199,6 +199,12 @@ def _common_attempts(counts: list[int]) -> int | None:
     return None
 
 
+def flagged_tasks(findings: list[Finding]) -> set[str]:
+    """Tasks an error finding of a task-defect check flags (the `without_flagged` option)."""
+    return {f.task_id for f in findings if f.task_id and f.severity == "error"
+            and f.check in TASK_DEFECT_CHECKS}
+
+
 def finding_precision(findings: list[Finding], log: list[tuple[int, FindingReview]]
                       ) -> list[CheckPrecision]:
     """Per check with findings: how reviewers judged them (one verdict per finding, the
@@ -226,8 +232,7 @@ def build_statistics(tasks: list[Task], attempts: list[Attempt], grades: list[Cr
     """`graders` are the scored graders; `current` is each reviewer's standing label per task and
     `labels` their consensus (None where tied), folded once from the review log by the caller."""
     by_id = {t.id: t for t in tasks}
-    flagged = {f.task_id for f in findings if f.task_id and f.severity == "error"
-               and f.check in TASK_DEFECT_CHECKS}
+    flagged = flagged_tasks(findings)
     headline = headline_grader(graders)
     scores: list[ScoreRow] = []
     gaps: list[Gap] = []
@@ -253,9 +258,7 @@ def build_statistics(tasks: list[Task], attempts: list[Attempt], grades: list[Cr
 def _review(by_id: dict[str, Task], attempts: list[Attempt], grades: list[CriterionGrade],
             current: dict[str, dict[str, Review]], labels: dict[str, str | None],
             grader: str) -> ReviewResults:
-    failures, passes = review_queues(
-        by_id, [(a.id, a.task_id, a.state) for a in attempts],
-        [(g.attempt_id, g.criterion_id, g.verdict) for g in grades if g.grader == grader])
+    failures, passes = graded_queues(by_id, attempts, grades, grader)
     failure_labels = [labels[t] for t in failures if labels.get(t) in FAILURE_LABELS]
     pass_labels = [labels[t] for t in passes if labels.get(t) in ("sound", "unearned")]
     return ReviewResults(

@@ -61,7 +61,7 @@ def proportion(successes: int, n: int,
     share = count / nobs
     alpha = 0.05 / 2.0  # as statsmodels computes it (not (1 - 0.95) / 2), to the last bit
     if method == "wilson":
-        crit = stats.norm.isf(alpha)
+        crit = _normal_isf(alpha)
         crit2 = crit**2
         denom = 1 + crit2 / nobs
         center = (share + crit2 / (2 * nobs)) / denom
@@ -74,8 +74,17 @@ def proportion(successes: int, n: int,
                     method="wilson" if method == "wilson" else "clopper-pearson")
 
 
+@lru_cache(maxsize=4)
+def _normal_isf(alpha: float) -> float:
+    """The standard normal's upper quantile, computed once per alpha (scipy's call costs a
+    millisecond, and a report asks for it per interval)."""
+    from scipy import stats
+
+    return float(stats.norm.isf(alpha))
+
+
 @lru_cache(maxsize=16)
-def _resample_indices(n: int, seed: int) -> np.ndarray:
+def resample_indices(n: int, seed: int) -> np.ndarray:
     """The (RESAMPLES x n) task indices of one seed, drawn once as scipy.stats.bootstrap draws
     them, so every statistic over n tasks with that seed resamples the same tasks."""
     indices = np.random.default_rng(seed).integers(0, n, (RESAMPLES, n))
@@ -97,7 +106,7 @@ def _bootstrap(samples: tuple[np.ndarray, ...], seed: int, method: str) -> Inter
                         method=f"{method} (degenerate: too few or identical tasks)")
     from scipy.stats import quantile
 
-    means = values[_resample_indices(n, seed)].mean(axis=-1)
+    means = values[resample_indices(n, seed)].mean(axis=-1)
     alpha = np.asarray((1 - CONFIDENCE) / 2)  # as scipy computes it, to the last bit
     low, high = quantile(means, np.stack([alpha, 1 - alpha]))
     return Interval(estimate=estimate, low=float(low), high=float(high), n=n,

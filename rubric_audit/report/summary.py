@@ -11,6 +11,7 @@ from pydantic import BaseModel
 
 from rubric_audit import __version__
 from rubric_audit.checks.controls import control_outcome
+from rubric_audit.checks.items import ItemRow, item_rows, task_items
 from rubric_audit.checks.lints import CHECK_SUMMARIES
 from rubric_audit.checks.precision import CheckPrecision, code_fails_decide, load_unseen
 from rubric_audit.checks.precision import load as load_precision
@@ -31,9 +32,18 @@ from rubric_audit.core.model import (
     Task,
 )
 from rubric_audit.core.scores import VariantScore, headline_grader, score_variants, scored_graders
-from rubric_audit.report.statistics import Statistics, build_statistics, per_task
+from rubric_audit.report.correction import Correction, build_correction
+from rubric_audit.report.ranking import Ranking, build_ranking
+from rubric_audit.report.statistics import Statistics, build_statistics, flagged_tasks, per_task
 from rubric_audit.report.stats import Interval, proportion
-from rubric_audit.review.labels import FAILURE_LABELS, consensus, current_labels, disputed_tasks
+from rubric_audit.review.labels import (
+    FAILURE_LABELS,
+    PASS_AUDIT_META,
+    consensus,
+    current_labels,
+    disputed_tasks,
+    graded_queues,
+)
 from rubric_audit.store.audit_store import AuditStore
 
 
@@ -185,6 +195,9 @@ class AuditSummary(BaseModel):
     alarms: list[str]
     statistics: Statistics
     findings: FindingCounts
+    correction: Correction
+    ranking: Ranking
+    items: list[ItemRow]
     benchmark_version: BenchmarkVersion | None = None  # which version of the benchmark
 
 
@@ -428,7 +441,10 @@ def build_summary(store: AuditStore, threshold: float = 0.5,
     current = current_labels(store.reviews())
     consensus_labels = {t: consensus(by) for t, by in current.items()}
     labels = {t: label for t, label in consensus_labels.items() if label}
-    evidence = gather(tasks, attempts, grades, findings, gold, null, headline_grader(graders))
+    headline = headline_grader(graders)
+    evidence = gather(tasks, attempts, grades, findings, gold, null, headline)
+    table = per_task({t.id: t for t in tasks}, attempts, grades, headline)
+    controls_met = _control_counts(controls, graded)
     return AuditSummary(
         tool_version=__version__,
         schema_version=store.schema_version,
@@ -451,11 +467,18 @@ def build_summary(store: AuditStore, threshold: float = 0.5,
         unavailable=_unavailable(attempts),
         code_checker=_code_checker(grades, graders),
         judge_replies=_judge_replies(grades, control_grades),
-        controls=_control_counts(controls, graded),
+        controls=controls_met,
         screen=screen(evidence, threshold),
         alarms=_alarms(tasks, controls, control_grades),
         statistics=build_statistics(tasks, attempts, grades, graders, findings, current,
                                     consensus_labels, achievable_ids, store.finding_reviews()),
         findings=_counts(findings, tasks),
+        correction=build_correction(
+            tasks, table, graded_queues({t.id: t for t in tasks}, attempts, grades, headline),
+            consensus_labels, store.meta(PASS_AUDIT_META), headline,
+            {c.kind: (c.broken, c.met + c.broken) for c in controls_met if c.grader == headline}),
+        ranking=build_ranking(table, headline, consensus_labels, achievable_ids,
+                              flagged_tasks(findings)),
+        items=item_rows(task_items(tasks, attempts, grades, headline)),
         benchmark_version=store.benchmark_version(),
     )
