@@ -283,13 +283,17 @@ def _refusals(strata: list[Stratum], drawn: bool) -> list[str]:
 
 
 def _weighted_rate(strata: list[Stratum]) -> Interval:
-    """The unearned share of all passes: each domain's reviewed share weighted by its size."""
+    """The judge's rate of unearned passes: each domain's reviewed share weighted by its size,
+    with a normal interval for the rate (no finite-population correction: a rate of the judge,
+    not a count of these tasks), each share smoothed as the estimate's."""
     counted = [s for s in strata if s.reviewed]
     total = sum(s.tasks for s in counted)
     if not total:
         return Interval(estimate=None, low=None, high=None, n=0, method="stratified")
     estimate = sum(s.tasks / total * s.errors / s.reviewed for s in counted)
-    half = review_half_width(counted, total)
+    shares = [smoothed_share(s.errors, s.reviewed) for s in counted]
+    half = Z * math.sqrt(sum((s.tasks / total) ** 2 * p * (1 - p) / s.reviewed
+                             for s, p in zip(counted, shares, strict=True)))
     return Interval(estimate=estimate, low=max(0.0, estimate - half),
                     high=min(1.0, estimate + half), n=sum(s.reviewed for s in counted),
                     method="stratified by domain, normal interval")

@@ -205,11 +205,13 @@ def _headline(summary: AuditSummary) -> list[Block]:
         "*pass@1*: the mean over tasks of the share of graded attempts that pass every "
         "criterion (ungraded and unavailable attempts are in no denominator); intervals "
         "resample tasks.",
-        "*corrected*: pass@1 with the judge's errors that reviews found taken out (a grader "
-        "error among the failures counts as passes, unearned credit among the sampled passes "
-        "as fails, each domain's sample standing for its unreviewed passes), with a 95% "
-        "interval that carries the doubt of sampling both tasks and reviews; the section "
-        "*Scores corrected for the judge's measured error* gives the strata and assumptions."])
+        "*corrected*: pass@1 on every scored task, as graded, with the judge's errors that "
+        "reviews found taken out (a grader error among the failures counts as passes, unearned "
+        "credit among the sampled passes as fails, each domain's sample standing for its "
+        "unreviewed passes; a task labelled defective stays as graded: the rescoring options "
+        "set those aside), with a 95% interval that carries the doubt of sampling both tasks "
+        "and reviews; the section *Scores corrected for the judge's measured error* gives the "
+        "strata and assumptions."])
     return [Text(" ".join(sentences)), Text(" ".join(review_sentences)),
             Row([scores, failures]), terms]
 
@@ -568,7 +570,8 @@ def _correction_section(summary: AuditSummary) -> Section:
               else stranger(s.corrected.method)] for s in c.scores]))
     failures = sum(s.tasks for s in c.strata if s.kind == "failures")
     needs = "; ".join(f"±{100 * p.half_width:.0f} point{'s' if p.half_width > 0.01 else ''}: "
-                      f"{p.per_domain} per domain ({p.reviews} reviews in all)" for p in c.plan)
+                      f"{p.per_domain} per domain (all of a smaller one; {p.reviews} reviews in "
+                      f"all)" for p in c.plan)
     blocks.append(Text(
         f"Reviews needed: all {failures} failures, and the pass reviews per domain that bring "
         f"the interval's review part (the doubt that more reviews remove) to {needs}"
