@@ -20,6 +20,7 @@ from rubric_audit.audit.job import AuditOptions, benchmark_findings, run_audit, 
 from rubric_audit.checks import lints
 from rubric_audit.checks.code_grade import code_verdicts
 from rubric_audit.checks.controls import control_findings, judge_flips_on_repeats
+from rubric_audit.checks.items import ITEM_CHECKS
 from rubric_audit.checks.judge_vs_code import judge_disagrees_with_code
 from rubric_audit.checks.model_lints import MODEL_CHECKS
 from rubric_audit.core.model import (
@@ -87,14 +88,23 @@ NEEDS: dict[str, tuple[str, ...]] = {
     "input_variants_disagree": ("kept", "other"),
     "input_graded_under_earlier_version": ("attempts", "lineage"),
     **{check: MODEL_LINT for check in MODEL_CHECKS},
+    # item statistics: the statistic, its value and the attempts (and criteria) behind it
+    "task_fails_on_same_criteria": ("criteria", "statistic", "value", "attempts"),
+    "criterion_never_varies": ("statistic", "value", "attempts"),
+    "criteria_redundant": ("criteria", "statistic", "value", "attempts", "chance"),
+    "criterion_negative_discrimination": ("statistic", "value", "attempts", "chance",
+                                          "passes_by_model"),
+    "task_negative_discrimination": ("statistic", "value", "attempts", "chance",
+                                     "passes_by_model"),
 }
 
 
 def emitted_checks() -> set[str]:
     """Every check name the code can emit: `check="..."` in a Finding, `check, message = ("...",
-    ...)` where a check chooses its name, the static checks by function name, and the
-    model-assisted ones."""
-    names = {c.__name__ for c in lints.TASK_CHECKS} | set(MODEL_CHECKS)
+    ...)` where a check chooses its name, the static checks and item statistics by function
+    name, and the model-assisted ones."""
+    names = ({c.__name__ for c in lints.TASK_CHECKS} | {c.__name__ for c in ITEM_CHECKS}
+             | set(MODEL_CHECKS))
     for path in (ROOT / "rubric_audit").rglob("*.py"):
         for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
             value: ast.expr | None = None
@@ -148,7 +158,9 @@ SAMPLE_KINDS = ["criterion_contradicts_explanation", "gold_contradicts_criterion
                 "rubric_only_negative_criteria", "numeric_criterion_without_tolerance",
                 "task_depends_on_messages", "judge_failed_value_within_tolerance",
                 "judge_credited_hedge", "control_gold_fails", "control_null_passes",
-                "gold_recompute_mismatch", "answer_value_unsupported"]
+                "gold_recompute_mismatch", "answer_value_unsupported",
+                "task_fails_on_same_criteria", "criterion_never_varies",
+                "task_negative_discrimination"]
 
 
 @pytest.mark.parametrize("check", SAMPLE_KINDS)
