@@ -33,6 +33,18 @@ def test_a_file_that_is_not_sqlite_is_refused(tmp_path: Path) -> None:
         AuditStore(tmp_path / "audit.db")
 
 
+def test_the_benchmark_read_is_named_with_its_folder(tmp_path: Path) -> None:
+    from rubric_audit.load.benchmark import load_benchmark
+    from tests.conftest import SAMPLE
+
+    with AuditStore(tmp_path / "audit.db") as store:
+        assert store.benchmark_root() is None, "an audit of runs alone read no benchmark"
+        bench = load_benchmark(SAMPLE)
+        with store.transaction():
+            store.save_benchmark(bench)
+        assert (store.benchmark_name(), store.benchmark_root()) == (bench.name, bench.root)
+
+
 def test_import_twice_changes_nothing(tmp_path: Path) -> None:
     db = tmp_path / "audit.db"
     first = import_runs([SHARED_RUNS], db, None)

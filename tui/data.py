@@ -61,10 +61,10 @@ def world_items(data: ReviewData, task_id: str) -> list[tuple[str, list[Block]]]
     from rubric_audit.core.workbook import WorkbookError, workbook_cells
     from rubric_audit.load.world import load_task_world, task_tree
 
-    row = data.store.db.execute("SELECT name, root FROM benchmark").fetchone()
-    if row is None or not Path(row[1]).is_dir():
+    name, root = data.store.benchmark_name(), data.store.benchmark_root()
+    if name is None or root is None or not Path(root).is_dir():
         return []
-    bench = Benchmark(name=row[0], root=row[1], tasks=list(data.tasks.values()),
+    bench = Benchmark(name=name, root=root, tasks=list(data.tasks.values()),
                       worlds=data.store.worlds())
     task = data.tasks[task_id]
     try:
