@@ -10,9 +10,8 @@ import numpy as np
 import pytest
 from statsmodels.stats.inter_rater import aggregate_raters, cohens_kappa, fleiss_kappa
 
-from rubric_audit.core.model import Review
+from rubric_audit.core.model import FAILURE_LABELS, PASS_LABELS, Review
 from rubric_audit.review.agreement import group_agreement
-from rubric_audit.review.labels import FAILURE_LABELS, PASS_LABELS
 
 LABELS = (*FAILURE_LABELS, *PASS_LABELS)
 

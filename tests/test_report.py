@@ -234,8 +234,59 @@ def test_report_command_shows_reviews_recorded_since(tmp_path: Path) -> None:
     result = runner.invoke(app, ["report", str(out)])
     assert result.exit_code == 0 and "2/7 failures" in result.stdout
     after = (out / "report.md").read_text()
-    assert "| defective_task | 1 |" in after and "| model_error | 1 |" in after
+    assert "| defective task | 1 |" in after and "| model error | 1 |" in after
     assert "Ran offline: no model was called." in after, "the audit's settings are kept"
+
+
+def test_a_disputed_task_is_reviewed_and_its_own_group_never_unreviewed(tmp_path: Path) -> None:
+    """Two reviewers tied on two of the four failures they labelled: those two count as
+    labelled, in a disputed group of their own, and the unreviewed share is only the failures
+    nobody labelled (it counted the disputed as unreviewed)."""
+    out = tmp_path / "out"
+    runner = CliRunner()
+    assert runner.invoke(app, ["audit", str(SAMPLE), "--out", str(out)]).exit_code == 0
+    labels = {"nordlys_02": ("defective_task", "defective_task"),
+              "nordlys_03": ("model_error", "grader_error"),
+              "nordlys_04": ("ambiguous", "model_error"), "meridian_04": ("model_error", None)}
+    with AuditStore(out / "audit.db") as store:
+        ids = {t.name: t.id for t in store.tasks()}
+        for name, by in labels.items():
+            for reviewer, label in zip(("ana", "ben"), by, strict=True):
+                if label:
+                    store.append_review(Review(reviewer=reviewer, created_at="2026-11-29",
+                                               task_id=ids[name], label=label))
+    assert runner.invoke(app, ["report", str(out)]).exit_code == 0
+    summary = json.loads((out / "audit.json").read_text())
+    review, split = summary["statistics"]["review"], summary["failure_split"]
+    assert (review["failures_reviewed"], review["disputed"]) == (4, 2)
+    assert review["failure_groups"] == {"defective_task": 1, "grader_error": 0, "ambiguous": 0,
+                                        "model_error": 1, "disputed": 2}
+    assert review["grader_error_rate"]["n"] == 2, "rates are over the tasks with a majority"
+    assert {summary["task_names"][t]: s for t, s in summary["review_labels"].items()} == {
+        "nordlys_02": "defective_task", "nordlys_03": "disputed", "nordlys_04": "disputed",
+        "meridian_04": "model_error"}
+    outcomes = [o for o in summary["task_outcomes"] if o["grader"] == split["grader"]]
+    failed = [(t, o["model"]) for o in outcomes for t, v in o["tasks"].items() if v == "fail"]
+    unlabelled = [t for t, _ in failed if summary["task_names"][t] not in labels]
+    disputed = [t for t, _ in failed if summary["task_names"][t] in ("nordlys_03", "nordlys_04")]
+    def share(group: str) -> float:
+        return split["groups"][group]["estimate"]
+
+    assert share("unreviewed") == pytest.approx(len(unlabelled) / len(failed))
+    assert disputed and share("disputed") == pytest.approx(len(disputed) / len(failed))
+    report = (out / "report.md").read_text()
+    queued = review["failures_queue"] + review["passes_queue"]
+    assert f"Reviewers have labelled 4 of the {queued} queued tasks (2 of them disputed: no " \
+           "majority label)" in report
+    assert re.search(r"\| nordlys_03 \| [^\n]* \| disputed \| disputed \|", report)
+
+
+def test_the_readme_defines_each_label_in_the_words_the_code_uses() -> None:
+    from rubric_audit.core.model import LABELS
+
+    readme = (Path(__file__).parent.parent / "README.md").read_text()
+    for meaning in LABELS.values():
+        assert f"| {meaning.name} | {meaning.means} | {meaning.example} |" in readme, meaning.name
 
 
 def test_report_without_an_audit_is_a_user_error(tmp_path: Path) -> None:

@@ -13,8 +13,7 @@ from typer.testing import CliRunner
 
 from rubric_audit.audit.job import run_audit
 from rubric_audit.cli import app as cli
-from rubric_audit.core.model import Review
-from rubric_audit.review.labels import LABEL_NAMES
+from rubric_audit.core.model import LABEL_NAMES, Review
 from rubric_audit.review.session import ReviewData
 from tests.conftest import SAMPLE, SHARED_RUNS, bench_of_shared_runs, make_task, make_variant
 from tests.fakes.openai_server import FakeOpenAI, Reply, text
@@ -214,7 +213,7 @@ async def test_reviews_export_three_reviewers_kappas_and_notes(out: Path) -> Non
     notes = {(r["task"], r["reviewer"]): r["notes"] for r in exported["labels"]}
     assert notes[("nordlys_02", "ana")] == ["gold is stale"]
     assert notes[("meridian_04", "cy")] == ["judge ok"]
-    assert "Fleiss" in result.output and "nordlys_03: ana defective_task" in result.output
+    assert "Fleiss" in result.output and "nordlys_03: ana defective task" in result.output
     assert CliRunner().invoke(cli, ["reviews", str(out), "--format", "csv"]).exit_code == 0
     kappas = (out / "export" / "labels_agreement.csv").read_text().splitlines()
     assert len(kappas) == 1 + 4 + 4, "header, 3 pairs + Fleiss for failures and for passes"
@@ -222,7 +221,7 @@ async def test_reviews_export_three_reviewers_kappas_and_notes(out: Path) -> Non
     assert CliRunner().invoke(cli, ["report", str(out)]).exit_code == 0
     report = (out / "report.md").read_text()
     assert "- failures: Cohen ana-ben " in report and "Fleiss" in report
-    assert "nordlys_03 (ana defective_task, ben model_error, cy defective_task)" in report
+    assert "nordlys_03 (ana defective task, ben model error, cy defective task)" in report
 
 
 async def test_pass_audit_takes_pass_labels(out: Path) -> None:

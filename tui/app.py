@@ -20,10 +20,10 @@ from textual.widgets import Footer, Header, OptionList, Static, TabbedContent
 from textual.widgets.option_list import Option
 
 from rubric_audit.core.errors import InputError, read_own_text
-from rubric_audit.core.model import Review
+from rubric_audit.core.model import LABEL_NAMES, Review
 from rubric_audit.core.text import one_line, visible
 from rubric_audit.review.agreement import describe
-from rubric_audit.review.labels import LABEL_NAMES, disputed_tasks
+from rubric_audit.review.labels import disputed_tasks
 from rubric_audit.review.search import QueueFilter, filter_tasks, parse_filter
 from rubric_audit.review.session import FINDING_MARKS, QUEUE_TITLES, ReviewData
 from tui.data import world_items

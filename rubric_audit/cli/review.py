@@ -54,6 +54,7 @@ def reviews_command(
     """Export every reviewer's current labels with their notes, Cohen's kappa for every pair
     of reviewers and Fleiss' kappa for all, over failures and passes apart, and the tasks
     where reviewers disagree, to OUT/export/ beside the audit's tables."""
+    from rubric_audit.core.model import label_name
     from rubric_audit.report.frames import export_folder
     from rubric_audit.review.agreement import describe
     from rubric_audit.review.session import ReviewData
@@ -70,7 +71,7 @@ def reviews_command(
     for group in agreements.values():
         out.print(shown(describe(group)))
         for d in group.disagreements:
-            out.print(shown(f"  {d.task}: " + ", ".join(f"{r} {label}"
+            out.print(shown(f"  {d.task}: " + ", ".join(f"{r} {label_name(label)}"
                                                           for r, label in d.labels.items())))
 
 

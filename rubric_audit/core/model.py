@@ -533,6 +533,62 @@ ReviewLabel = Literal[
 ]
 
 
+class LabelMeaning(BaseModel):
+    """What a review label is called wherever it is shown (the app, the report, the exports),
+    what separates it from the others, and an example."""
+
+    model_config = ConfigDict(frozen=True)
+
+    name: str
+    means: str
+    example: str
+
+
+LABELS: dict[ReviewLabel, LabelMeaning] = {
+    "defective_task": LabelMeaning(
+        name="defective task",
+        means="the task is wrong whatever the reading: its gold, a criterion or its prompt "
+              "contradicts the world or itself, so a right answer fails",
+        example="the criterion wants NOK 48.50, but the workbook at the WACC the prompt "
+                "states gives NOK 44.21"),
+    "ambiguous": LabelMeaning(
+        name="ambiguous",
+        means="the task can reasonably be read two ways and the answer took a reading the "
+              "rubric did not foresee",
+        example="'net debt' at the year end or after the 28 February mail: the answer used "
+                "the other date"),
+    "grader_error": LabelMeaning(
+        name="grader error",
+        means="the task is sound and the answer meets the criterion, but the judge failed it",
+        example="the answer states 9.4x and the judge failed it for 'not stating 9.4x'"),
+    "model_error": LabelMeaning(
+        name="model error",
+        means="the task is sound and graded right: the agent got it wrong",
+        example="the agent took FY2023 EBITDA where the prompt asks for FY2024"),
+    "sound": LabelMeaning(
+        name="sound pass",
+        means="every criterion the answer was credited with, it meets",
+        example="the answer states NOK 48.50 and shows the DCF it came from"),
+    "unearned": LabelMeaning(
+        name="unearned pass",
+        means="a criterion passed that the answer does not meet: a hedge over several values, "
+              "a value outside the tolerance, an empty or off-topic answer",
+        example="'between NOK 40 and 50 per share' passed for NOK 48.50"),
+}
+FAILURE_LABELS: tuple[ReviewLabel, ...] = ("defective_task", "grader_error", "ambiguous",
+                                           "model_error")  # the order of the label keys
+PASS_LABELS: tuple[ReviewLabel, ...] = ("sound", "unearned")
+
+
+LABEL_NAMES: dict[str, str] = {label: meaning.name for label, meaning in LABELS.items()}
+
+
+def label_name(label: str) -> str:
+    """A review label's words, as every sink shows them ("defective task"); a value that is no
+    label (a state such as "disputed") with its underscores as spaces."""
+    return LABEL_NAMES.get(label, label.replace("_", " "))
+
+
 class FindingReview(Record):
     """A reviewer's judgement of one finding (by its `finding_key`): confirmed or a false alarm.
     Append-only like labels; a retraction (verdict None) points at the entry it undoes."""

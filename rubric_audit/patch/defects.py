@@ -16,9 +16,8 @@ from collections.abc import Iterable
 from pydantic import BaseModel
 
 from rubric_audit.checks.precision import TRUSTED
-from rubric_audit.core.model import SEVERITY_ORDER, Finding, FindingReview, Review
+from rubric_audit.core.model import LABEL_NAMES, SEVERITY_ORDER, Finding, FindingReview, Review
 from rubric_audit.review.labels import (
-    LABEL_NAMES,
     consensus,
     current_finding_verdicts,
     current_labels,

@@ -34,10 +34,9 @@ from typing import Any, Literal
 import numpy as np
 from pydantic import BaseModel
 
-from rubric_audit.core.model import Task
+from rubric_audit.core.model import FAILURE_LABELS, PASS_LABELS, Task
 from rubric_audit.report.statistics import PerTask
 from rubric_audit.report.stats import Interval, proportion
-from rubric_audit.review.labels import FAILURE_LABELS, PASS_LABELS
 
 Z = 1.959963984540054  # the standard normal's 97.5th percentile
 MIN_PASS_REVIEWS = 2

@@ -9,7 +9,7 @@ from typing import Literal
 from rubric_audit.checks.items import ITEM_CHECK_NAMES
 from rubric_audit.checks.precision import CODE_CHECKER, TRUSTED
 from rubric_audit.checks.screen import Category
-from rubric_audit.core.model import SEVERITY_ORDER, Finding, Task
+from rubric_audit.core.model import FAILURE_LABELS, SEVERITY_ORDER, Finding, Task, label_name
 from rubric_audit.core.scores import VariantScore
 from rubric_audit.core.text import one_line, stranger
 from rubric_audit.report.correction import MIN_PASS_REVIEWS, Correction
@@ -162,7 +162,7 @@ def _headline(summary: AuditSummary) -> list[Block]:
                   for c in corrected if c.variant == variant]
         sentences.append(f"**{stranger(variant)}** passes " + ", ".join(parts) + ".")
     if split.failures:
-        went = ", ".join(f"{g.replace('_', ' ')} {interval(i)}" for g, i in split.groups.items())
+        went = ", ".join(f"{label_name(g)} {interval(i)}" for g, i in split.groups.items())
         review_sentences.append(
             f"Of the {split.failures} failed task outcomes (task × model, as graded by "
             f"{stranger(split.grader)}), the share per review label: {went} (95% Wilson "
@@ -171,6 +171,8 @@ def _headline(summary: AuditSummary) -> list[Block]:
                f"unachievable tasks." if split.unreviewed_unachievable else "."))
     disputed = ", ".join(stranger(summary.task_names.get(t, t)) for t in summary.disputed_tasks)
     review_sentences.append(f"Reviewers have labelled {reviewed} of the {queued} queued tasks"
+                     + (f" ({r.disputed} of them disputed: no majority label)" if r.disputed
+                        else "")
                      + (f"; disputed between reviewers: {disputed}." if disputed else "."))
     if summary.correction.refused:
         review_sentences.append(
@@ -186,8 +188,8 @@ def _headline(summary: AuditSummary) -> list[Block]:
                   {f"{v} · {name}": colours[name] for v, name, _ in rows}
                   | {f"{c.variant} · corrected": "after review" for c in corrected})
     failures = Plot("intervals", f"where the {split.failures} failures went (share, 95% Wilson)",
-                    {g.replace("_", " "): plotted(i) for g, i in split.groups.items() if i.n},
-                    {g.replace("_", " "): "unreviewed" if g == "unreviewed" else "after review"
+                    {label_name(g): plotted(i) for g, i in split.groups.items() if i.n},
+                    {label_name(g): "after review" if g in FAILURE_LABELS else "unreviewed"
                      for g in split.groups}, xlabel="share of failed task outcomes",
                     legend=False)
     terms = Bullets([
@@ -321,12 +323,13 @@ def _review_section(summary: AuditSummary) -> Section:
         f"Failures queue (tasks every model failed on every graded attempt): {r.failures_queue}, "
         f"reviewed {r.failures_reviewed}. Pass audit (tasks every model passed): "
         f"{r.passes_queue}, reviewed {r.passes_reviewed}. Not reviewed yet: {not_reviewed} "
-        f"task(s)" + (f"; {r.disputed} disputed between reviewers." if r.disputed else "."))]
+        f"task(s)" + (f". Of the reviewed, {r.disputed} disputed (reviewers tied: no majority "
+                      f"label)." if r.disputed else "."))]
     if r.failures_reviewed:
         blocks.append(Table(["failure group", "tasks"],
-                            [[g, str(n)] for g, n in r.failure_groups.items()]))
+                            [[label_name(g), str(n)] for g, n in r.failure_groups.items()]))
     blocks.append(Bullets([
-        f"unearned credit in the pass audit: {interval(r.unearned_rate)} (Wilson, "
+        f"{label_name('unearned')} rate in the pass audit: {interval(r.unearned_rate)} (Wilson, "
         f"{r.unearned_rate.n} reviewed)",
         f"grader errors among reviewed failures: {interval(r.grader_error_rate)} (Wilson, "
         f"{r.grader_error_rate.n} reviewed)"]))
@@ -336,7 +339,8 @@ def _review_section(summary: AuditSummary) -> Section:
                         "tasks all of them labelled; tasks behind each in brackets):"),
                    Bullets([stranger(describe(a)) + (": " + "; ".join(
                        f"{stranger(d.task)} ("
-                       + ", ".join(f"{stranger(who)} {label}" for who, label in d.labels.items())
+                       + ", ".join(f"{stranger(who)} {label_name(label)}"
+                                   for who, label in d.labels.items())
                        + ")" for d in a.disagreements) if a.disagreements else "")
                        for a in several])]
     return Section("Review results", blocks)
@@ -417,7 +421,7 @@ def _tasks_section(summary: AuditSummary, findings: list[Finding], tasks: dict[s
             f"{f.severity}: `{f.check}`, "
             f"{stranger(one_line(readable(f.message, tasks.get(task_id)), 140))}"
             if f else "none",
-            summary.review_labels.get(task_id, "not reviewed").replace("_", " "),
+            label_name(summary.review_labels.get(task_id, "not reviewed")),
             "disputed" if task_id in summary.disputed_tasks else ""])
     disputed = ", ".join(stranger(summary.task_names.get(t, t)) for t in summary.disputed_tasks)
     return Section("Tasks", [
@@ -486,7 +490,8 @@ def _findings_section(summary: AuditSummary, findings: list[Finding], tasks: dic
         blocks.append(Table(["severity", "task", "review", "criterion", "check", "problem"],
                             [[f.severity,
                               stranger(summary.task_names.get(f.task_id or "", f.task_id or "")),
-                              summary.review_labels.get(f.task_id or "", "not reviewed"),
+                              label_name(summary.review_labels.get(f.task_id or "",
+                                                                   "not reviewed")),
                               stranger(one_line(criterion_title(tasks[f.task_id], f.criterion_id),
                                                 80) if f.task_id in tasks
                                        else f.criterion_id or ""),

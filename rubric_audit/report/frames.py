@@ -19,6 +19,7 @@ from rubric_audit.core.model import (
     Measurement,
     Review,
     SourceMetric,
+    label_name,
 )
 from rubric_audit.core.text import csv_cell
 from rubric_audit.review.session import ReviewData
@@ -70,9 +71,10 @@ def load(path: str | Path) -> dict[str, pd.DataFrame]:
                 [{**s.model_dump(), "line": s.describe()}
                  for s in (summarise(tasks) for summarise in CHECK_SUMMARIES)],
                 columns=[*CheckSummary.model_fields, "line"]),
-            "reviews": _named(pd.DataFrame([{"entry": i, **r.model_dump()}
-                                            for i, r in store.reviews()],
-                                           columns=["entry", *Review.model_fields]), names),
+            "reviews": _named(pd.DataFrame(
+                [{"entry": i, **r.model_dump(), "label_name": label_name(r.label or "")}
+                 for i, r in store.reviews()],
+                columns=["entry", *Review.model_fields, "label_name"]), names),
             "finding_reviews": _named(pd.DataFrame(
                 [{"entry": i, **r.model_dump()} for i, r in store.finding_reviews()],
                 columns=["entry", *FindingReview.model_fields]), names),

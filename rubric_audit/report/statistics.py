@@ -11,6 +11,8 @@ from pydantic import BaseModel
 
 from rubric_audit.checks.lints import TASK_CHECKS
 from rubric_audit.core.model import (
+    FAILURE_LABELS,
+    PASS_LABELS,
     Attempt,
     CriterionGrade,
     Finding,
@@ -31,7 +33,7 @@ from rubric_audit.report.stats import (
 )
 from rubric_audit.review.agreement import GroupAgreement, group_agreement
 from rubric_audit.review.labels import (
-    FAILURE_LABELS,
+    DISPUTED,
     consensus,
     current_finding_verdicts,
     finding_key,
@@ -72,6 +74,10 @@ class Gap(BaseModel):
 
 
 class ReviewResults(BaseModel):
+    """The review queues and how far they are reviewed. A task its reviewers labelled counts as
+    reviewed, disputed (tied, no majority label) included; `failure_groups` counts each label
+    and the disputed apart; the rates are over the tasks with a majority label."""
+
     failures_queue: int
     failures_reviewed: int
     failure_groups: dict[str, int]
@@ -259,14 +265,17 @@ def _review(by_id: dict[str, Task], attempts: list[Attempt], grades: list[Criter
             current: dict[str, dict[str, Review]], labels: dict[str, str | None],
             grader: str) -> ReviewResults:
     failures, passes = graded_queues(by_id, attempts, grades, grader)
-    failure_labels = [labels[t] for t in failures if labels.get(t) in FAILURE_LABELS]
-    pass_labels = [labels[t] for t in passes if labels.get(t) in ("sound", "unearned")]
+    states = {t: label or DISPUTED for t, label in labels.items()}
+    failure_states = [states[t] for t in failures if states.get(t) in (*FAILURE_LABELS, DISPUTED)]
+    pass_states = [states[t] for t in passes if states.get(t) in (*PASS_LABELS, DISPUTED)]
+    failure_labels = [s for s in failure_states if s != DISPUTED]
+    pass_labels = [s for s in pass_states if s != DISPUTED]
     return ReviewResults(
-        failures_queue=len(failures), failures_reviewed=len(failure_labels),
-        failure_groups={g: failure_labels.count(g) for g in FAILURE_LABELS},
-        passes_queue=len(passes), passes_reviewed=len(pass_labels),
+        failures_queue=len(failures), failures_reviewed=len(failure_states),
+        failure_groups={g: failure_states.count(g) for g in (*FAILURE_LABELS, DISPUTED)},
+        passes_queue=len(passes), passes_reviewed=len(pass_states),
         unearned_rate=proportion(pass_labels.count("unearned"), len(pass_labels)),
-        disputed=sum(1 for t in failures + passes if t in labels and labels[t] is None),
+        disputed=failure_states.count(DISPUTED) + pass_states.count(DISPUTED),
         grader_error_rate=proportion(failure_labels.count("grader_error"), len(failure_labels)),
         agreement=[group_agreement(group, current, ids, {t: by_id[t].name for t in ids})
                    for group, ids in (("failures", [t for t in by_id if t not in passes]),

@@ -18,6 +18,7 @@ from rubric_audit.checks.precision import load as load_precision
 from rubric_audit.checks.screen import Screen, gather, screen
 from rubric_audit.core.model import (
     CODE_GRADER,
+    FAILURE_LABELS,
     Attempt,
     BenchmarkVersion,
     CheckSummary,
@@ -37,12 +38,13 @@ from rubric_audit.report.ranking import Ranking, build_ranking
 from rubric_audit.report.statistics import Statistics, build_statistics, flagged_tasks, per_task
 from rubric_audit.report.stats import Interval, proportion
 from rubric_audit.review.labels import (
-    FAILURE_LABELS,
+    DISPUTED,
     PASS_AUDIT_META,
     consensus,
     current_labels,
     disputed_tasks,
     graded_queues,
+    review_states,
 )
 from rubric_audit.store.audit_store import AuditStore
 
@@ -184,8 +186,8 @@ class AuditSummary(BaseModel):
     achievable: Achievable
     task_outcomes: list[TaskOutcomes]
     failure_split: FailureSplit
-    review_labels: dict[str, str]
-    disputed_tasks: list[str]
+    review_labels: dict[str, str]  # task -> reviewers' majority label, or disputed (tied)
+    disputed_tasks: list[str]  # tasks whose reviewers gave different labels
     ungraded: int
     unavailable: list[UnavailableAttempt]
     code_checker: CodeChecker
@@ -388,16 +390,18 @@ def _task_outcomes(tasks: list[Task], attempts: list[Attempt], grades: list[Crit
     return out
 
 
-def _failure_split(outcomes: list[TaskOutcomes], labels: dict[str, str],
+def _failure_split(outcomes: list[TaskOutcomes], states: dict[str, str],
                    unachievable: set[str]) -> FailureSplit:
-    """Failed (task, model) outcomes of the headline grader, by label."""
+    """Failed (task, model) outcomes of the headline grader, by the task's review state: its
+    label, disputed (reviewers tied) or unreviewed."""
     grader = headline_grader(o.grader for o in outcomes)
     failed = [t for o in outcomes if o.grader == grader for t, v in o.tasks.items()
               if v == "fail"]
-    groups = [labels.get(t) if labels.get(t) in FAILURE_LABELS else "unreviewed" for t in failed]
+    kept = (*FAILURE_LABELS, DISPUTED)
+    groups = [states[t] if states.get(t) in kept else "unreviewed" for t in failed]
     return FailureSplit(grader=grader, failures=len(failed),
                         groups={g: proportion(groups.count(g), len(failed))
-                                for g in (*FAILURE_LABELS, "unreviewed")},
+                                for g in (*kept, "unreviewed")},
                         unreviewed_unachievable=sum(
                             1 for t, g in zip(failed, groups, strict=True)
                             if g == "unreviewed" and t in unachievable))
@@ -440,7 +444,7 @@ def build_summary(store: AuditStore, threshold: float = 0.5,
     outcomes = _task_outcomes(tasks, attempts, grades, graders, excluded)
     current = current_labels(store.reviews())
     consensus_labels = {t: consensus(by) for t, by in current.items()}
-    labels = {t: label for t, label in consensus_labels.items() if label}
+    states = review_states(current)
     headline = headline_grader(graders)
     evidence = gather(tasks, attempts, grades, findings, gold, null, headline)
     table = per_task({t.id: t for t in tasks}, attempts, grades, headline)
@@ -460,8 +464,8 @@ def build_summary(store: AuditStore, threshold: float = 0.5,
         source_metrics=source_metrics,
         achievable=achievable,
         task_outcomes=outcomes,
-        failure_split=_failure_split(outcomes, labels, excluded),
-        review_labels=labels,
+        failure_split=_failure_split(outcomes, states, excluded),
+        review_labels=states,
         disputed_tasks=sorted(disputed_tasks(current)),
         ungraded=sum(a.state == "ungraded" for a in attempts),
         unavailable=_unavailable(attempts),

@@ -15,7 +15,6 @@ from rubric_audit.core.model import (
     Finding,
     FindingReview,
     Review,
-    ReviewLabel,
     Task,
     task_outcome,
 )
@@ -23,13 +22,11 @@ from rubric_audit.core.model import (
 if TYPE_CHECKING:
     from rubric_audit.store.audit_store import AuditStore
 
-FAILURE_LABELS: tuple[ReviewLabel, ...] = ("defective_task", "grader_error", "ambiguous", "model_error")
-PASS_LABELS: tuple[ReviewLabel, ...] = ("sound", "unearned")
 PASS_AUDIT_META = "pass_audit"
 """The pass audit's sample as drawn: {"seed", "per_domain", "tasks"} (the corrected scores read it)."""
-LABEL_NAMES = {"defective_task": "defective task", "grader_error": "grader error",
-               "ambiguous": "ambiguous", "model_error": "model error", "sound": "sound",
-               "unearned": "unearned credit"}
+DISPUTED = "disputed"
+"""A task's review state when its reviewers' labels have no majority: neither labelled nor
+unreviewed."""
 
 
 def finding_key(finding: Finding) -> str:
@@ -71,6 +68,12 @@ def current_finding_verdicts(log: list[tuple[int, FindingReview]]
 def disputed_tasks(current: dict[str, dict[str, Review]]) -> set[str]:
     """Tasks whose reviewers gave different labels."""
     return {t for t, by in current.items() if len({r.label for r in by.values()}) > 1}
+
+
+def review_states(current: dict[str, dict[str, Review]]) -> dict[str, str]:
+    """Each labelled task's state: its reviewers' majority label, or DISPUTED when they are
+    tied. A task nobody labelled is not in it (unreviewed)."""
+    return {t: consensus(by) or DISPUTED for t, by in current.items() if by}
 
 
 def consensus(by_reviewer: dict[str, Review] | dict[str, FindingReview]) -> str | None:

@@ -20,6 +20,8 @@ from typing import Any
 
 from rubric_audit.core.atomic import write_atomic
 from rubric_audit.core.model import (
+    FAILURE_LABELS,
+    PASS_LABELS,
     SEVERITY_ORDER,
     Attempt,
     CriterionGrade,
@@ -30,14 +32,13 @@ from rubric_audit.core.model import (
     Task,
     VariantPrompt,
     grades_by_attempt,
+    label_name,
 )
 from rubric_audit.core.scores import headline_grader, scored_graders
 from rubric_audit.core.text import csv_cell
 from rubric_audit.review.agreement import GroupAgreement, group_agreement
 from rubric_audit.review.labels import (
-    FAILURE_LABELS,
     PASS_AUDIT_META,
-    PASS_LABELS,
     by_priority,
     current_finding_verdicts,
     current_labels,
@@ -241,6 +242,7 @@ class ReviewData:
             rows.append({"task_id": task_id, "task": self.tasks[task_id].name
                          if task_id in self.tasks else task_id, "group": self.group_of(task_id),
                          "reviewer": reviewer, "label": review.label if review else "",
+                         "label_name": label_name(review.label or "") if review else "",
                          "notes": notes.get((task_id, reviewer), []),
                          "created_at": review.created_at if review else "",
                          "stale": self.stale(review) if review else False})
@@ -262,12 +264,13 @@ class ReviewData:
                   for g, a in agreements.items()
                   for k in [*a.pairs, *([a.fleiss] if a.fleiss else [])]]
         disputes = [{"group": g, "task_id": d.task_id, "task": d.task,
-                     "labels": "; ".join(f"{r}: {label}" for r, label in d.labels.items())}
+                     "labels": "; ".join(f"{r}: {label_name(label)}"
+                                         for r, label in d.labels.items())}
                     for g, a in agreements.items() for d in a.disagreements]
         tables = {"labels": [{**r, "notes": " | ".join(r["notes"])} for r in rows],
                   "labels_agreement": kappas, "labels_disagreements": disputes}
         fields = {"labels": list(rows[0]) if rows else ["task_id", "task", "group", "reviewer",
-                                                         "label", "notes"],
+                                                         "label", "label_name", "notes"],
                   "labels_agreement": ["group", "method", "reviewers", "kappa", "tasks"],
                   "labels_disagreements": ["group", "task_id", "task", "labels"]}
         written = []

@@ -15,8 +15,8 @@ from textual.containers import VerticalScroll
 from textual.screen import ModalScreen
 from textual.widgets import Static
 
+from rubric_audit.core.model import FAILURE_LABELS, LABEL_NAMES, PASS_LABELS
 from rubric_audit.core.text import visible
-from rubric_audit.review.labels import FAILURE_LABELS, LABEL_NAMES, PASS_LABELS
 from tui.document import HEADING, TITLE
 
 
