@@ -503,7 +503,7 @@ async def test_the_review_app_shows_every_payload_and_runs_none(
         noted_on = task_id(STORABLE.index(BY_NAME["long_name"]))
         app.position = app.task_ids.index(noted_on)
         await app.show_task()
-        await pilot.press("n")
+        await pilot.press("m")
         await pilot.pause()
         box = app.screen.query_one(Input)
         assert app.screen.region.contains_region(box.region), "the note box is on the screen"
@@ -549,6 +549,8 @@ async def test_the_review_app_shows_every_payload_and_runs_none(
                 problems.append(f"tab {key}: {acting(screen)[:4]}")
             shown[key] = [squash(v.plain()) for v in app.query(views)] if views else []
         await pilot.press("f5")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
         await pilot.pause()
         items = app.query_one("#world-items", OptionList)
         assert items.virtual_size.height == items.option_count, "one line per world item"

@@ -18,7 +18,7 @@ from rubric_audit.review.session import ReviewData
 from tests.conftest import SAMPLE, SHARED_RUNS, bench_of_shared_runs, make_task, make_variant
 from tests.fakes.openai_server import FakeOpenAI, Reply, text
 from tui.app import ReviewApp, load_keymap
-from tui.data import world_items
+from tui.data import benchmark_of, world_items
 
 pytestmark = pytest.mark.anyio
 
@@ -87,7 +87,7 @@ async def test_label_moves_on_and_undo_retracts(out: Path) -> None:
 
 
 async def test_note_is_kept_with_the_label(out: Path) -> None:
-    await run(out, "ana", ["2", "k", "n", *"judge ignored the range", "enter"])
+    await run(out, "ana", ["2", "k", "m", *"judge ignored the range", "enter"])
     data = ReviewData(out, "ana")
     first = data.queues["failures"][0]
     notes = [r.note for r in data.notes(first)]
@@ -159,7 +159,7 @@ async def test_skip_note_and_undo_say_what_they_did(out: Path) -> None:
         assert any("skipped nordlys_02" in t for t in toasts(app))
         row = str(app.query_one("#tasks").get_option_at_index(0).prompt)
         assert row.startswith("»") and "skipped" in row
-        await pilot.press("n", *"odd gold", "enter")
+        await pilot.press("m", *"odd gold", "enter")
         await pilot.pause()
         assert any("note saved on nordlys_03" in t for t in toasts(app))
         await pilot.press("u")
@@ -195,9 +195,9 @@ async def test_two_reviewers_and_their_kappa(out: Path) -> None:
 async def test_reviews_export_three_reviewers_kappas_and_notes(out: Path) -> None:
     """Three reviewers: a Cohen's kappa per pair and Fleiss' over the tasks all labelled, for
     failures and passes apart; notes kept with labels (a note before the label too)."""
-    await run(out, "ana", ["n", *"gold is stale", "enter", "1", "1", "4", "4", "p", "1", "1"])
+    await run(out, "ana", ["m", *"gold is stale", "enter", "1", "1", "4", "4", "p", "1", "1"])
     await run(out, "ben", ["1", "4", "4", "4", "p", "1", "2"])
-    await run(out, "cy", ["1", "1", "4", "n", *"judge ok", "enter", "1", "p", "1"])
+    await run(out, "cy", ["1", "1", "4", "m", *"judge ok", "enter", "1", "p", "1"])
     result = CliRunner().invoke(cli, ["reviews", str(out), "--format", "json"])
     assert result.exit_code == 0, result.output
     exported = json.loads((out / "export" / "labels.json").read_text())
@@ -247,11 +247,58 @@ async def test_a_review_whose_evidence_changed_is_stale(out: Path) -> None:
     assert "1 of your reviews are stale" in seen["status"]
 
 
-async def test_keys_can_be_remapped(out: Path, tmp_path: Path) -> None:
+async def test_keys_can_be_remapped_and_the_app_names_the_new_key(out: Path,
+                                                                   tmp_path: Path) -> None:
     keymap = tmp_path / "keys.toml"
-    keymap.write_text('[keys]\n"review.label_1" = "x"\n')
-    await run(out, "ana", ["1", "x"], load_keymap(keymap))
-    assert labels(out, "ana") == {"nordlys_02": "defective_task"}
+    keymap.write_text('[keys]\n"review.label_1" = "v"\n"review.note" = "ctrl+n"\n')
+    keys = load_keymap(keymap)
+    data = ReviewData(out, "ana")
+    app = ReviewApp(data, keys)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await pilot.pause()
+        status = str(app.query_one("#status").render())
+        shown = footer(app)
+        await pilot.press("1", "v")
+        await pilot.pause()
+    data.close()
+    assert status.startswith("v defective task · 2 grader error"), status
+    assert shown["v"] == "defective task" and "1" not in shown and shown["^n"] == "Note"
+    assert labels(out, "ana") == {"nordlys_02": "defective_task"}, "1 no longer labels"
+
+
+def test_the_keymap_is_checked_at_start_with_a_line_per_problem(out: Path,
+                                                                tmp_path: Path) -> None:
+    """A key another binding holds, an unknown id (with the id meant), a key Textual does not
+    know: each its own line, exit 2, before the store is opened; a keymap file named that is
+    not there is refused too."""
+    keymap = tmp_path / "keys.toml"
+    keymap.write_text('[keys]\n"review.label_1" = "x"\n"review.labl_2" = "y"\n'
+                      '"review.skip" = "ctrl+nope"\n"trajectory.wrap" = "m"\n')
+    before = (out / "audit.db").read_bytes()
+    result = CliRunner().invoke(cli, ["review", str(out), "--keymap", str(keymap)])
+    assert result.exit_code == 2, (result.output, result.exception)
+    assert result.stderr.strip().splitlines() == [
+        f"error: {keymap}: keys.review.labl_2: no binding has this id (did you mean "
+        "review.label_2?)",
+        f"error: {keymap}: keys.review.skip: not a key: 'ctrl+nope' (a character, or a name "
+        "such as f5, pagedown or ctrl+k)",
+        f"error: {keymap}: keys.review.label_1: x is already finding.false_alarm's key",
+        f"error: {keymap}: keys.trajectory.wrap: m is already review.note's key"]
+    assert (out / "audit.db").read_bytes() == before
+    missing = CliRunner().invoke(cli, ["review", str(out), "--keymap", str(tmp_path / "no")])
+    assert missing.exit_code == 2
+    assert missing.stderr.startswith(f"error: {tmp_path / 'no'}: no such keymap file")
+
+
+def test_the_default_keys_clash_nowhere() -> None:
+    from tui.keymap import check_keymap
+
+    assert check_keymap(Path("keymap.toml"), {}, ReviewApp.binding_scopes()) == {}
+    ids = [b.id for scope in ReviewApp.binding_scopes().values() for b in scope
+           if b.id is not None]
+    keys = check_keymap(Path("k.toml"), {i: "ctrl+f12" for i in ids[:1]},
+                        ReviewApp.binding_scopes())
+    assert keys == {ids[0]: "ctrl+f12"}
 
 
 @pytest.mark.parametrize(("content", "problem"), [
@@ -360,6 +407,8 @@ async def test_world_viewer_shows_files_sheets_and_mail(out: Path) -> None:
         await pilot.pause()
         app.query_one("#tabs", TabbedContent).active = "tab-world"
         await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
         items = app.query_one("#world-items", OptionList)
         labels = [str(items.get_option_at_index(i).prompt) for i in range(items.option_count)]
         shown = {}
@@ -374,6 +423,8 @@ async def test_world_viewer_shows_files_sheets_and_mail(out: Path) -> None:
         await pilot.pause()
         assert app.query_one("#task").active == "overview", "the next task opens on Overview"
         await pilot.press("f5")
+        await pilot.pause()
+        await app.workers.wait_for_complete()
         await pilot.pause()
         moved = [str(items.get_option_at_index(i).prompt) for i in range(items.option_count)]
     data.close()
@@ -527,7 +578,8 @@ def test_world_file_with_a_code_fence_shows_whole(tmp_path: Path) -> None:
     run_audit(bench, None, tmp_path / "out")
     data = ReviewData(tmp_path / "out", "ana")
     task = next(t for t in data.tasks.values() if t.world_id == world.name)
-    [shown] = [blocks for label, blocks in world_items(data, task.id) if "fenced_note" in label]
+    [shown] = [blocks for label, blocks in world_items(benchmark_of(data), task)
+               if "fenced_note" in label]
     assert shown == [Literal(note)]
 
 
@@ -684,6 +736,8 @@ async def test_stranger_text_is_shown_character_for_character(
             seen[tab] = screen_text(app)
         await pilot.press("f5")
         await pilot.pause()
+        await app.workers.wait_for_complete()
+        await pilot.pause()
         items = app.query_one("#world-items", OptionList)
         items.highlighted = next(i for i in range(items.option_count)
                                  if "stranger.md" in str(items.get_option_at_index(i).prompt))
@@ -698,3 +752,350 @@ async def test_stranger_text_is_shown_character_for_character(
         assert "\x1b" not in shown
     assert seen["overview"].count(wanted[0]) >= 2, "the prompt and the rationale in full"
     assert not links, links
+
+
+async def wait_for_world(app: ReviewApp, pilot) -> None:
+    """Until the World tab has read the task's world (it reads in a thread)."""
+    await pilot.pause()
+    await app.workers.wait_for_complete()
+    await pilot.pause()
+
+
+async def test_each_task_opens_at_its_top_and_each_tab_keeps_its_place_per_task(
+        out: Path) -> None:
+    """Moved in every tab of one task, then on to the next: the next task opens at the top of
+    every tab (the Findings tab's cursor had stayed on the previous task's third finding); back
+    on the first task, every tab is where it was left."""
+    from tui.widgets.document import DocumentView
+
+    data = ReviewData(out, "ana")
+    app = ReviewApp(data)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.pause()
+        await pilot.press(*"jjjjj")  # kestrel_02: three findings
+        await pilot.pause()
+        first = app.current_task
+        await pilot.press("f3", "down", "down", "f1", "pagedown", "pagedown", "f2", "pagedown",
+                          "f5")
+        await wait_for_world(app, pilot)
+        await pilot.press("down", "down", "tab", "pagedown")
+        await pilot.pause()
+        views = {name: app.query_one(f"#{name}-tab") for name in ("overview", "answers",
+                                                                    "findings", "world")}
+        left = {name: tab.position() for name, tab in views.items()}
+        assert left["findings"][0] == 2 and left["world"][0] == 2
+        assert left["overview"][0][1] > 0
+        assert left["world"][1][1] > 0, "the world's third item, scrolled"
+        await pilot.press("1")  # labelled: on to kestrel_03, six findings
+        await pilot.pause()
+        assert app.current_task != first and app.query_one("#task").active == "overview"
+
+        async def each_tab() -> dict[str, Any]:
+            """Each tab opened in turn: where it is."""
+            found = {}
+            for key, name in (("f1", "overview"), ("f2", "answers"), ("f3", "findings"),
+                              ("f5", "world")):
+                await pilot.press(key)
+                await wait_for_world(app, pilot)
+                found[name] = views[name].position()
+            return found
+
+        opened = await each_tab()
+        await pilot.press("k")  # back on kestrel_02
+        await pilot.pause()
+        back = await each_tab()
+        world_doc = app.query_one("#world", DocumentView)
+        world_scroll = world_doc.scroll_y
+    data.close()
+    assert opened["overview"] == [(0, 0)] and opened["answers"] == [(0, 0)]
+    assert opened["findings"] == (0, 0), "the next task's findings from the first"
+    assert opened["world"] == (0, (0, 0))
+    assert back == left and world_scroll == left["world"][1][1]
+
+
+def focus_bar(widget) -> str:
+    """The kind of border on the widget's left: the focus bar is "outer"."""
+    return widget.styles.border_left[0]
+
+
+async def test_every_pane_is_reached_with_visible_focus_and_arrows_act_on_it_only(
+        out: Path) -> None:
+    """Tab reaches every pane of every tab, the focused one (only) shows a bar on its left; ↓ in
+    the World tab's list moves through the world (it moved to the next task and flipped back to
+    Overview), ↓ in a text scrolls it, Esc gives the keys back to the queue, where ↓ is the next
+    task."""
+    from textual.widgets import Tabs
+
+    from tui.widgets.document import LinesView
+    from tui.widgets.lists import PaneList, TaskList
+
+    data = ReviewData(out, "ana")
+    app = ReviewApp(data)
+    panes = (TaskList, PaneList, LinesView)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        assert isinstance(app.focused, TaskList)
+        reached = {}
+        for key, name in (("f1", "overview"), ("f2", "answers"), ("f3", "findings"),
+                          ("f4", "gold"), ("f5", "world"), ("f6", "trajectory")):
+            await pilot.press(key)
+            await wait_for_world(app, pilot)
+            seen = []
+            for _ in range(8):
+                seen.append(app.focused)
+                bars = [w for w in app.screen.query("*") if isinstance(w, panes) and w.display
+                        and focus_bar(w) == "outer"]
+                assert bars == ([app.focused] if isinstance(app.focused, panes) else []), name
+                await pilot.press("tab")
+                await pilot.pause()
+            reached[name] = {w.id or w.classes for w in seen if not isinstance(w, Tabs)}
+        await pilot.press("f5")
+        await wait_for_world(app, pilot)
+        items = app.query_one("#world-items", PaneList)
+        position = app.position
+        await pilot.press("down", "down", "down")  # the workbook: a long grid
+        await pilot.pause()
+        assert (items.highlighted, app.position) == (3, position), "the list moved, not the queue"
+        assert app.query_one("#task").active == "world"
+        await pilot.press("tab", "end")
+        await pilot.pause()
+        assert app.query_one("#world").scroll_y > 0, "the world's viewer scrolled"
+        await pilot.press("escape", "down")
+        await pilot.pause()
+        assert isinstance(app.focused, TaskList) and app.position == position + 1
+    data.close()
+    assert reached["overview"] == {"tasks", "overview"}
+    assert reached["answers"] == {"tasks", frozenset({"answer"})}
+    assert reached["findings"] == {"tasks", "findings"}
+    assert reached["gold"] == {"tasks", "gold"}
+    assert reached["world"] == {"tasks", "world-items", "world"}
+    assert reached["trajectory"] == {"tasks", "trajectory-attempts", "trajectory-steps"}
+
+
+async def test_a_filter_that_matches_nothing_shows_no_task_and_names_what_there_is(
+        out: Path) -> None:
+    from tests.test_tui_trajectory import type_filter
+
+    data = ReviewData(out, "ana")
+    models = sorted({model for _, _, model, _, _ in data.store.attempt_rows()})
+    app = ReviewApp(data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await type_filter(app, pilot, "model:gpt-5")
+        nothing = app.query_one("#nothing")
+        said = str(nothing.render())
+        tabs_shown = app.query_one("#tabs").display
+        await type_filter(app, pilot, "check:no_such_check model:gpt-5")
+        both = str(nothing.render())
+        await type_filter(app, pilot, "domain:law label:sound")
+        labels = str(nothing.render())
+        await type_filter(app, pilot, "check:judge_credited_hedge")  # only passed tasks
+        elsewhere = str(nothing.render())
+        await type_filter(app, pilot, "")
+        cleared = (app.query_one("#tabs").display, nothing.display, app.current_task)
+    data.close()
+    assert app.task_ids and cleared == (True, False, app.task_ids[0])
+    assert not tabs_shown and said.startswith(
+        f"no task matches model:gpt-5; models here: {', '.join(models)}"), said
+    assert "no task matches check:no_such_check; checks with findings here: " in both
+    assert "no task matches model:gpt-5" in both
+    assert labels.startswith("no task matches label:sound; your labels here: none"), labels
+    assert elsewhere.startswith("No task in Failures matches check:judge_credited_hedge; it "
+                                "matches ") \
+        and "(p)" in elsewhere, elsewhere
+
+
+async def test_undo_after_a_skip_takes_back_the_skip(out: Path) -> None:
+    data = ReviewData(out, "ana")
+    app = ReviewApp(data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        labelled, skipped = app.task_ids[:2]
+        await pilot.press("1", "s", "u")
+        await pilot.pause()
+        after_one = (set(data.mine()), set(app.skipped), app.current_task)
+        assert any("undid the skip of nordlys_03" in t for t in toasts(app))
+        await pilot.press("u")
+        await pilot.pause()
+        after_two = (set(data.mine()), set(app.skipped), app.current_task)
+    data.close()
+    assert after_one == ({labelled}, set(), skipped), "the skip undone, the label kept"
+    assert after_two == (set(), set(), labelled), "then the label"
+
+
+@pytest.fixture
+def disputed_out(out: Path) -> Path:
+    """ana and ben labelled the first three failures: the same on the first, tied on the other
+    two; each left a note on the second."""
+    for reviewer, chosen in (("ana", ["defective_task", "model_error", "ambiguous"]),
+                             ("ben", ["defective_task", "grader_error", "model_error"])):
+        data = ReviewData(out, reviewer)
+        for task_id, label in zip(data.queues["failures"], chosen, strict=False):
+            data.record(task_id, label)
+        data.record(data.queues["failures"][1], None, f"{reviewer}: the mail changes it")
+        data.close()
+    return out
+
+
+async def test_disputed_tasks_are_their_own_queue_with_each_reviewers_label_and_note(
+        disputed_out: Path) -> None:
+    from tui.widgets.document import DocumentView
+
+    data = ReviewData(disputed_out, "cy")
+    disputed = data.queues["failures"][1:3]
+    app = ReviewApp(data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        progress = str(app.query_one("#progress").render())
+        elsewhere = app.query_one("#overview", DocumentView).plain()
+        await pilot.press("d")
+        await pilot.pause()
+        queue = list(app.task_ids)
+        shown = app.query_one("#overview", DocumentView).plain()
+        await pilot.press("4")  # cy's label settles it: model error, two against one
+        await pilot.pause()
+        after = list(app.task_ids)
+    data.close()
+    assert "disputed: 2 (d)" in progress
+    assert queue == disputed and after == disputed[1:]
+    assert shown.startswith("Reviewers disagree: your label settles it\n\nana: model error\n"
+                            "    note: ana: the mail changes it\nben: grader error\n"
+                            "    note: ben: the mail changes it"), shown
+    assert "Reviewers disagree" not in elsewhere, "outside the Disputed queue, labels unseen"
+
+
+async def test_help_defines_each_label_lists_every_key_and_pages(out: Path) -> None:
+    from rich.console import Console
+    from textual.containers import VerticalScroll
+    from textual.widgets import Static
+
+    from rubric_audit.core.model import LABELS
+    from tui.screens.help import HelpScreen
+
+    data = ReviewData(out, "ana")
+    app = ReviewApp(data)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.pause()
+        await pilot.press("question_mark")
+        await pilot.pause()
+        assert isinstance(app.screen, HelpScreen)
+        console = Console(width=400, record=True)
+        console.print(app.screen.query_one(Static).content)
+        shown = console.export_text()
+        scroll = app.screen.query_one(VerticalScroll)
+        await pilot.press("pagedown")
+        await pilot.pause()
+        paged = scroll.scroll_y
+        keys = [(k, i) for _, rows in app.help_sections() for k, _, i in rows]
+    data.close()
+    for meaning in LABELS.values():
+        assert meaning.name in shown and meaning.means in shown and meaning.example in shown
+    assert paged > 0, "PageDown scrolls help (the app's PageDown took it)"
+    for key in ("enter/space", "left", "right", "home", "end", "tab/shift+tab", "?", "escape"):
+        assert any(k == key for k, _ in keys), key
+    ids = {b.id for scope in ReviewApp.binding_scopes().values() for b in scope
+           if b.id and not b.id.startswith(("help.", "ask.", "review.label_"))}
+    assert ids <= {i for _, i in keys}, ids - {i for _, i in keys}
+
+
+async def test_at_80_columns_answers_stack_the_queue_hides_and_the_tabs_zoom(out: Path) -> None:
+    from tui.widgets.document import DocumentView
+
+    data = ReviewData(out, "ana")
+    attempts = len(data.attempts_of[data.queues["failures"][0]])
+    app = ReviewApp(data)
+    async with app.run_test(size=(80, 24)) as pilot:
+        await pilot.press("f2")
+        await pilot.pause()
+        narrow = list(app.query(".answer").results(DocumentView))
+        stacked = narrow[0].plain()
+        keys = footer(app)
+        await pilot.press("b")
+        await pilot.pause()
+        hidden = (app.query_one("#sidebar").display, app.query_one("#task").size.width)
+        await pilot.press("b", "z")
+        await pilot.pause()
+        zoomed = app.screen.maximized is app.query_one("#task")
+        await pilot.press("escape")
+        await pilot.pause()
+        back = (app.screen.maximized, app.focused.id)
+    wide_app = ReviewApp(data)
+    async with wide_app.run_test(size=(200, 48)) as pilot:
+        await pilot.press("f2")
+        await pilot.pause()
+        wide = len(wide_app.query(".answer"))
+    data.close()
+    assert attempts == 4 and len(narrow) == 1 and wide == 4
+    assert [line for line in stacked.splitlines() if line.endswith("(graded)")] == [
+        "atlas-1 #1 (graded)", "atlas-1 #2 (graded)", "cirrus-2 #1 (graded)",
+        "cirrus-2 #2 (graded)"]
+    assert keys.get("?") == "Help", keys
+    assert hidden == (False, 80)
+    assert zoomed and back == (None, "tasks")
+
+
+async def test_the_world_tab_says_it_is_reading(out: Path, monkeypatch) -> None:
+    import threading
+
+    from textual.widgets import Static
+
+    import tui.app
+
+    release = threading.Event()
+    read = tui.app.world_items
+
+    def slow(*args):
+        release.wait(10)
+        return read(*args)
+
+    monkeypatch.setattr(tui.app, "world_items", slow)
+    data = ReviewData(out, "ana")
+    app = ReviewApp(data)
+    async with app.run_test(size=(120, 30)) as pilot:
+        await pilot.press("f5")
+        await pilot.pause()
+        progress = app.query_one("#world-progress", Static)
+        reading = (progress.display, str(progress.render()))
+        release.set()
+        await wait_for_world(app, pilot)
+        done = (progress.display, app.query_one("#world-items").option_count)
+    data.close()
+    assert reading == (True, "Reading the world's files, mail, calendar and chat…")
+    assert done[0] is False and done[1] > 3
+
+
+async def test_slash_searches_the_view_and_n_goes_from_match_to_match(out: Path) -> None:
+    from tui.widgets.document import CURRENT_MATCH, MATCH, DocumentView
+
+    data = ReviewData(out, "ana")
+    app = ReviewApp(data)
+    async with app.run_test(size=(100, 30)) as pilot:
+        await pilot.press("enter")  # the keys to the overview
+        await pilot.pause()
+        view = app.query_one("#overview", DocumentView)
+        expected = [(i, line) for i, line in enumerate(view.plain().splitlines())
+                    for _ in range(line.casefold().count("nok"))]
+        await pilot.press("slash", *"nok", "enter")
+        await pilot.pause()
+        line = app.query_one("#search-line")
+        first = str(line.render())
+        await pilot.press("n", "n")
+        await pilot.pause()
+        third = str(line.render())
+        row = expected[2][0]
+        drawn = view.render_line(row - view.scroll_offset.y)
+        styles = {segment.style.bgcolor for segment in drawn if segment.style}
+        on_screen = view.scroll_offset.y <= row < view.scroll_offset.y + view.size.height
+        await pilot.press("N")
+        await pilot.pause()
+        second = str(line.render())
+        await pilot.press("slash", "ctrl+u", "enter")
+        await pilot.pause()
+        cleared = line.display
+    data.close()
+    assert len(expected) > 3
+    assert first.startswith(f"/nok · 1 of {len(expected)} · n next · N previous"), first
+    assert third.startswith(f"/nok · 3 of {len(expected)}") and second.startswith("/nok · 2 of")
+    assert CURRENT_MATCH.bgcolor in styles, "the current match in its colour"
+    assert on_screen, "the view goes to the match"
+    assert MATCH.bgcolor is not None and not cleared

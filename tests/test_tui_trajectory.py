@@ -12,6 +12,7 @@ import pytest
 from rubric_audit.load.runs import load_runs
 from rubric_audit.review.session import ReviewData
 from tests.conftest import FIXTURES
+from tests.test_tui import toasts
 from tui.app import ReviewApp
 from tui.widgets.trajectory import StepsView, row_text, trajectory_summary
 
@@ -99,7 +100,7 @@ async def test_answer_numbers_are_marked_where_first_seen_or_said_unsupported(ou
 
 
 async def type_filter(app: ReviewApp, pilot, text: str) -> None:
-    await pilot.press("slash")
+    await pilot.press("F")
     await pilot.pause()
     field = app.screen.query_one("#filter-input")
     field.value = ""
@@ -197,3 +198,76 @@ def test_controls_in_steps_and_results_are_shown_as_escapes() -> None:
     assert any("cut \\x1b[2J here\\x1b]52;c;cm0K\\x07 \\u202eevil cell" in line for line in lines)
     assert any("cut \\x1b[2J here\\x1b]52;c;cm0K\\x07 \\u202eevil   cell" in line
                for line in lines), "an unfolded result keeps its tab as spaces"
+
+
+async def test_an_unfolded_result_wraps_is_copied_and_goes_to_the_pager(out: Path) -> None:
+    """A 610-character tool result, unfolded, is cut at the pane's edge; w wraps it to the
+    width (every character of it on screen, in order), w again cuts it; y copies the whole
+    result; o hands it to $PAGER (Textual's test driver cannot suspend: it says so)."""
+    from rubric_audit.core.text import visible
+    from tui.widgets.trajectory import BODY_INDENT, part_text
+
+    app = ReviewApp(ReviewData(out, "ana"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        await open_task(app, pilot, DCF)
+        view = app.query_one(StepsView)
+        target = next(i for i, r in enumerate(view.rows)
+                      if (r.step, r.call) == (3, 0) and r.body is None)
+        await pilot.press(*["down"] * target, "enter")
+        await pilot.pause()
+        result = view.trajectory.steps[3].tool_calls[0].result
+        width = view.scrollable_content_region.width
+        cut = [r.body for r in view.rows if (r.step, r.call) == (3, 0) and r.body is not None]
+        await pilot.press("w")
+        await pilot.pause()
+        wrapped = [r.body for r in view.rows if (r.step, r.call) == (3, 0) and r.body is not None]
+        drawn = [view.line_strip(i, width).text for i, r in enumerate(view.rows)
+                 if (r.step, r.call) == (3, 0) and r.body is not None]
+        await pilot.press("y", "o")
+        await pilot.pause()
+        copied = app.clipboard
+        said = toasts(app)
+        await pilot.press("w")
+        await pilot.pause()
+        again = [r.body for r in view.rows if (r.step, r.call) == (3, 0) and r.body is not None]
+        what = part_text(view.trajectory, view.rows[view.cursor])[0]
+    assert len(result) == 610 and "\n" not in result
+    assert len(cut) == 1 and len(cut[0]) == 400, "cut: one line of its first 400 characters"
+    assert len(wrapped) > 4 and "".join(wrapped) == visible(result)
+    assert all(len(line.rstrip()) <= width for line in drawn) and \
+        all(len(body) <= width - BODY_INDENT[True] for body in wrapped)
+    assert copied == visible(result) and what == "the result of step 3's toolbelt_list_tools"
+    assert any("copied the result of step 3's toolbelt_list_tools (610 characters)" in t
+               for t in said)
+    assert any("cannot hand over to $PAGER" in t for t in said)
+    assert again == cut
+
+
+def test_the_pager_gets_the_whole_text_with_controls_made_visible(tmp_path: Path) -> None:
+    from tui.widgets.trajectory import show_in_pager
+
+    text = "first line\n" + "x" * 5000 + "\x1b]52;c;cm0K\x07 end"
+    paged = tmp_path / "paged.txt"
+    assert show_in_pager(text, f"sh -c 'cat > {paged}'") is None
+    assert paged.read_text() == "first line\n" + "x" * 5000 + "\\x1b]52;c;cm0K\\x07 end"
+    assert "could not run" in (show_in_pager(text, str(tmp_path / "no-pager")) or "")
+
+
+async def test_slash_searches_the_steps_and_n_moves_the_cursor(out: Path) -> None:
+    app = ReviewApp(ReviewData(out, "ana"))
+    async with app.run_test(size=(160, 48)) as pilot:
+        await pilot.pause()
+        await open_task(app, pilot, DCF)
+        view = app.query_one(StepsView)
+        lines = [view.line_text(i).casefold() for i in range(view.line_count())]
+        expected = [i for i, line in enumerate(lines) for _ in range(line.count("sheets"))]
+        await pilot.press("slash", *"sheets", "enter")
+        await pilot.pause()
+        first = view.cursor
+        await pilot.press("n")
+        await pilot.pause()
+        second = view.cursor
+        said = str(app.query_one("#search-line").render())
+    assert len(expected) > 2 and (first, second) == tuple(expected[:2])
+    assert said.startswith(f"/sheets · 2 of {len(expected)}")

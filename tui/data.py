@@ -10,6 +10,7 @@ from pathlib import Path
 from rich.text import Text
 
 from rubric_audit.core.errors import InputError
+from rubric_audit.core.model import Benchmark, Task
 from rubric_audit.core.text import visible
 from rubric_audit.core.workbook import Cell
 from rubric_audit.review.session import ReviewData
@@ -54,19 +55,25 @@ def sheet_grid(sheet: str, cells: list[Cell]) -> list[Block]:
     return [heading(sheet), grid, *listed, Text("")]
 
 
-def world_items(data: ReviewData, task_id: str) -> list[tuple[str, list[Block]]]:
+def benchmark_of(data: ReviewData) -> Benchmark | None:
+    """The benchmark the audit read, rebuilt from the store, when its folder is here (else
+    None). Read in the app's thread: the store's connection is that thread's."""
+    name, root = data.store.benchmark_name(), data.store.benchmark_root()
+    if name is None or root is None or not Path(root).is_dir():
+        return None
+    return Benchmark(name=name, root=root, tasks=list(data.tasks.values()),
+                     worlds=data.store.worlds())
+
+
+def world_items(bench: Benchmark | None, task: Task) -> list[tuple[str, list[Block]]]:
     """The task's world as (label, blocks) items: each file (xlsx as a cell table per sheet),
-    each mail, the calendar, each chat space. Empty when the benchmark folder is not here."""
-    from rubric_audit.core.model import Benchmark
+    each mail, the calendar, each chat space. Empty without the benchmark's folder. Reads files
+    only (no store), so it can run in a worker thread."""
     from rubric_audit.core.workbook import WorkbookError, workbook_cells
     from rubric_audit.load.world import load_task_world, task_tree
 
-    name, root = data.store.benchmark_name(), data.store.benchmark_root()
-    if name is None or root is None or not Path(root).is_dir():
+    if bench is None:
         return []
-    bench = Benchmark(name=name, root=root, tasks=list(data.tasks.values()),
-                      worlds=data.store.worlds())
-    task = data.tasks[task_id]
     try:
         world = load_task_world(bench, task)
         tree = task_tree(bench, task)

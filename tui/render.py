@@ -11,10 +11,10 @@ from rich.console import Group
 from rich.table import Table as RichTable
 from rich.text import Text
 
-from rubric_audit.core.model import SEVERITY_ORDER, Finding, Task, VariantPrompt
+from rubric_audit.core.model import SEVERITY_ORDER, Finding, Task, VariantPrompt, label_name
 from rubric_audit.core.text import visible
 from rubric_audit.report.describe import criterion_title, evidence_lines, finding_sentence
-from rubric_audit.review.session import ReviewData, TaskDetails
+from rubric_audit.review.session import ReviewData, Stance, TaskDetails
 from tui.document import CODE, TITLE, Block, Literal, heading, plain_text
 
 SEVERITY_STYLE = {"error": "bold red", "warning": "yellow", "info": "dim"}
@@ -195,6 +195,21 @@ def overview_blocks(d: TaskDetails, notes: list[str], expanded: bool = False) ->
     """The overview for the terminal, with the verdict tables in colour."""
     return [_rich_table(p, expanded) if isinstance(p, list) else p
             for p in overview_parts(d, notes, expanded)]
+
+
+def reviewers_blocks(stances: list[Stance] | None) -> list[Block]:
+    """For a disputed task, each reviewer's label and notes, above the overview (shown only in
+    the Disputed queue: elsewhere a reviewer labels without seeing the others' labels)."""
+    if stances is None:
+        return []
+    blocks: list[Block] = [heading("Reviewers disagree: your label settles it"), Text("")]
+    for stance in stances:
+        blocks.append(Text.assemble(
+            (visible(stance.reviewer), "bold"), ": ",
+            (label_name(stance.label), "bold cyan") if stance.label else ("notes only", "dim"),
+            (" (stale: the evidence changed since)", "yellow") if stance.stale else ""))
+        blocks += [Text(visible(f"    note: {note}")) for note in stance.notes]
+    return [*blocks, Text("")]
 
 
 def finding_option(f: Finding, task: Task, mark: str) -> Group:

@@ -13,7 +13,7 @@ import click
 import typer
 from rich.console import Console
 
-from rubric_audit.core.errors import InputError, input_error_in
+from rubric_audit.core.errors import InputError, InputProblems, input_error_in
 from rubric_audit.core.text import console_line as shown_line
 from rubric_audit.core.text import json_document
 
@@ -149,6 +149,10 @@ def user_errors(command: Callable[P, R]) -> Callable[P, R]:
             return command(*args, **kwargs)
         except (click.exceptions.Exit, click.exceptions.Abort, click.ClickException):
             raise
+        except InputProblems as problems:
+            for problem in problems.problems:
+                err.print(f"[bold red]error:[/] {shown_line(str(problem))}")
+            raise typer.Exit(2) from None
         except Exception as exc:
             if (unusable := input_error_in(exc)) is not None:  # a task group's: an ExceptionGroup
                 err.print(f"[bold red]error:[/] {shown_line(str(unusable))}")

@@ -32,6 +32,15 @@ class InputError(Exception):
         return f"{where}: {self.problem}"
 
 
+class InputProblems(Exception):
+    """Several problems found in one input at once (a keymap's unknown ids and clashing keys):
+    the CLI prints one line for each and exits with code 2."""
+
+    def __init__(self, problems: list[InputError]) -> None:
+        self.problems = problems
+        super().__init__("\n".join(map(str, problems)))
+
+
 def input_error_in(exc: BaseException) -> InputError | None:
     """The first InputError in `exc` or, for an exception group (a task group's), among the
     exceptions it holds at any depth; None where there is none."""

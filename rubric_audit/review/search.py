@@ -12,10 +12,10 @@ indexed and how a hit reads (task names, criteria as "C1", the line in context).
 from __future__ import annotations
 
 import re
-from collections.abc import Iterator
+from collections.abc import Iterator, Mapping
 from pathlib import Path
 
-from rubric_audit.core.model import Record, Task, Trajectory, find_task
+from rubric_audit.core.model import Record, Task, Trajectory, find_task, label_name
 from rubric_audit.store.audit_store import AuditStore, SearchDocument, SearchRow, open_audit
 
 CONTEXT = 70
@@ -206,21 +206,61 @@ def search_audit(out: Path, query: str, model: str = "", task: str = "", check: 
         return search(store, query, model, task, check, limit)
 
 
-def filter_tasks(store: AuditStore, tasks: dict[str, Task], wanted: QueueFilter,
-                 labels: dict[str, str]) -> set[str]:
-    """The tasks every part of the filter keeps: words in any of their texts, an attempt of the
-    model, the domain, a finding of the check, a label (`labels`: task -> label, as named)."""
-    kept = set(tasks)
+SHOWN_VALUES = 12  # values named when a part matches nothing; the rest are counted
+
+
+def _parts(store: AuditStore, tasks: dict[str, Task], wanted: QueueFilter,
+           labels: Mapping[str, str]) -> list[tuple[str, set[str], str, list[str]]]:
+    """Each part of the filter: (as typed, the tasks it keeps, what its values are, the values
+    there are to match)."""
+    parts: list[tuple[str, set[str], str, list[str]]] = []
     if wanted.text:
-        kept &= matching_tasks(store, wanted.text)
+        parts.append((f"“{wanted.text}”", matching_tasks(store, wanted.text), "", []))
     if wanted.model:
-        kept &= {t for _, t, model, _, _ in store.attempt_rows()
-                 if wanted.model.lower() in model.lower()}
+        rows = store.attempt_rows()
+        parts.append((f"model:{wanted.model}", {t for _, t, model, _, _ in rows
+                                               if wanted.model.lower() in model.lower()},
+                      "models", sorted({model for _, _, model, _, _ in rows})))
     if wanted.domain:
-        kept &= {t for t, task in tasks.items() if wanted.domain.lower() in task.domain.lower()}
+        parts.append((f"domain:{wanted.domain}", {
+            t for t, task in tasks.items() if wanted.domain.lower() in task.domain.lower()},
+            "domains", sorted({task.domain for task in tasks.values()})))
     if wanted.check:
-        kept &= {f.task_id for f in store.findings()
-                 if f.task_id and wanted.check.lower() in f.check.lower()}
+        found = [f for f in store.findings() if f.task_id]
+        parts.append((f"check:{wanted.check}", {
+            f.task_id for f in found if f.task_id and wanted.check.lower() in f.check.lower()},
+            "checks with findings", sorted({f.check for f in found})))
     if wanted.label:
-        kept &= {t for t, label in labels.items() if wanted.label.lower() in label.lower()}
+        parts.append((f"label:{wanted.label}", {
+            t for t, label in labels.items()
+            if wanted.label.lower() in f"{label} {label_name(label)}".lower()},
+            "your labels", sorted({label_name(label) for label in labels.values()})))
+    return parts
+
+
+def filter_tasks(store: AuditStore, tasks: dict[str, Task], wanted: QueueFilter,
+                 labels: Mapping[str, str]) -> set[str]:
+    """The tasks every part of the filter keeps: words in any of their texts, an attempt of the
+    model, the domain, a finding of the check, a label (`labels`: task -> the reviewer's label,
+    matched by its id or its words)."""
+    kept = set(tasks)
+    for _, found, _, _ in _parts(store, tasks, wanted, labels):
+        kept &= found
     return kept
+
+
+def why_none(store: AuditStore, tasks: dict[str, Task], wanted: QueueFilter,
+             labels: Mapping[str, str]) -> str:
+    """Why a filter keeps no task: each part that alone matches none, with the values there
+    are ("no task matches model:gpt-5; models here: atlas-1, cirrus-2"), else that its parts
+    match no task together."""
+    said = []
+    for typed, found, kind, values in _parts(store, tasks, wanted, labels):
+        if found:
+            continue
+        more = len(values) - SHOWN_VALUES
+        named = ", ".join(values[:SHOWN_VALUES]) + (f" and {more} more" if more > 0 else "")
+        said.append(f"no task matches {typed}" + (f"; {kind} here: {named or 'none'}"
+                                                   if kind else ""))
+    return "; ".join(said) or f"no task matches {wanted.describe()}: each part matches " \
+                              "some task, but no task matches them all"

@@ -38,6 +38,7 @@ from rubric_audit.core.scores import headline_grader, scored_graders
 from rubric_audit.core.text import csv_cell
 from rubric_audit.review.agreement import GroupAgreement, group_agreement
 from rubric_audit.review.labels import (
+    DISPUTED,
     PASS_AUDIT_META,
     by_priority,
     current_finding_verdicts,
@@ -45,13 +46,15 @@ from rubric_audit.review.labels import (
     finding_key,
     pass_audit_sample,
     review_queues,
+    review_states,
     standing_entries,
 )
 from rubric_audit.store.audit_store import open_audit
 
-QUEUES = ("failures", "passes", "all")
+QUEUES = ("failures", "passes", "all", "disputed")
 FINDING_MARKS = {"confirmed": "✓ confirmed", "false_alarm": "✗ false alarm"}
-QUEUE_TITLES = {"failures": "Failures", "passes": "Pass audit", "all": "All tasks"}
+QUEUE_TITLES = {"failures": "Failures", "passes": "Pass audit", "all": "All tasks",
+                "disputed": "Disputed"}
 
 
 @dataclass
@@ -66,6 +69,17 @@ class TaskDetails:
 
     def keyed_findings(self) -> list[tuple[str, Finding]]:
         return keyed(self.findings)
+
+
+@dataclass
+class Stance:
+    """One reviewer's current label on a task (None: notes only), with every note they left on
+    it: what an adjudicator weighs."""
+
+    reviewer: str
+    label: ReviewLabel | None
+    notes: list[str]
+    stale: bool
 
 
 def keyed(findings: list[Finding]) -> list[tuple[str, Finding]]:
@@ -157,9 +171,15 @@ class ReviewData:
         """The evidence changed since the review (new attempts, grades or findings)."""
         return review.evidence_hash != self.hashes.get(review.task_id)
 
+    def queue(self, name: str, current: dict[str, dict[str, Review]] | None = None
+              ) -> list[str]:
+        """The queue's tasks: failures, passes (the pass-audit sample) and all are fixed when
+        the session opens; disputed follows the labels (`current`, when read already)."""
+        return self.disputed(current) if name == "disputed" else self.queues[name]
+
     def first_unreviewed(self, queue: str) -> int:
         mine = self.mine()
-        ids = self.queues[queue]
+        ids = self.queue(queue)
         return next((i for i, t in enumerate(ids) if t not in mine), 0)
 
     def record(self, task_id: str, label: ReviewLabel | None, note: str = "") -> None:
@@ -283,12 +303,31 @@ class ReviewData:
             written.append(folder / f"{name}.csv")
         return written
 
+    def disputed(self, current: dict[str, dict[str, Review]] | None = None) -> list[str]:
+        """The disputed tasks (reviewers' labels with no majority), in the All queue's order."""
+        states = review_states(self.current() if current is None else current)
+        return [t for t in self.queues["all"] if states.get(t) == DISPUTED]
+
+    def stances(self, task_id: str) -> list[Stance]:
+        """Each reviewer's label and notes on the task, by reviewer name."""
+        labels = self.current().get(task_id, {})
+        notes: dict[str, list[str]] = defaultdict(list)
+        for _, r in standing_entries(self.store.reviews()):
+            if r.task_id == task_id and r.note:
+                notes[r.reviewer].append(r.note)
+        return [Stance(reviewer=name, label=labels[name].label if name in labels else None,
+                       notes=notes.get(name, []),
+                       stale=name in labels and self.stale(labels[name]))
+                for name in sorted(set(labels) | set(notes))]
+
     def notes(self, task_id: str) -> list[Review]:
-        return [r for _, r in self.store.reviews() if r.task_id == task_id and r.note]
+        """The notes on the task still standing (an undone note is not among them)."""
+        return [r for _, r in standing_entries(self.store.reviews())
+                if r.task_id == task_id and r.note]
 
     def counts(self, queue: str) -> dict[str, int]:
         mine = self.mine()
-        labels = [mine[t].label for t in self.queues[queue] if t in mine]
+        labels = [mine[t].label for t in self.queue(queue) if t in mine]
         return {label: labels.count(label) for label in dict.fromkeys(labels) if label}
 
     def details(self, task_id: str) -> TaskDetails:

@@ -9,13 +9,16 @@ wrapped to the width in one linear pass over it and cut into rows only when draw
 from __future__ import annotations
 
 from bisect import bisect_right
+from collections import defaultdict
 from collections.abc import Iterable
 from itertools import accumulate
-from typing import TypedDict, Unpack
+from typing import ClassVar, TypedDict, Unpack
 
-from rich.cells import chop_cells
+from rich.cells import cell_len, chop_cells
 from rich.measure import Measurement
 from rich.segment import Segment
+from rich.style import Style
+from textual.binding import Binding, BindingType
 from textual.events import Resize
 from textual.geometry import Size
 from textual.scroll_view import ScrollView
@@ -23,8 +26,11 @@ from textual.strip import Strip
 
 from rubric_audit.core.text import visible
 from tui.document import Block, Literal
+from tui.widgets.lists import moving
 
 TAB_SIZE = 8
+MATCH = Style(color="black", bgcolor="yellow")
+CURRENT_MATCH = Style(color="black", bgcolor="dark_orange", bold=True)
 
 
 class WidgetOptions(TypedDict, total=False):
@@ -36,9 +42,25 @@ class WidgetOptions(TypedDict, total=False):
     disabled: bool
 
 
-class LinesView(ScrollView):
+class LinesView(ScrollView, can_focus=True, inherit_bindings=False):
     """A scrolling view of `line_count()` lines, each drawn by `line_strip` when it is on screen,
-    on the widget's own colours."""
+    on the widget's own colours. `/` searches its lines (`search`): every match is highlighted,
+    n and N go from one to the next."""
+
+    BINDINGS: ClassVar[list[BindingType]] = [
+        *moving("text", ("scroll_up", "scroll_down", "scroll_home", "scroll_end", "page_up",
+                         "page_down"),
+                ("Scroll up", "Scroll down", "Top", "Bottom", "Page up", "Page down")),
+        Binding("left", "scroll_left", "Scroll left", id="text.left", show=False),
+        Binding("right", "scroll_right", "Scroll right", id="text.right", show=False),
+    ]
+
+    def __init__(self, **kwargs: Unpack[WidgetOptions]) -> None:
+        super().__init__(**kwargs)
+        self._query = ""
+        self._matches: list[tuple[int, int, int]] = []  # (line, start, end) in the line's text
+        self._on_line: dict[int, list[int]] = {}  # line -> its matches' indices
+        self._current = -1
 
     def line_count(self) -> int:
         raise NotImplementedError
@@ -46,15 +68,108 @@ class LinesView(ScrollView):
     def line_strip(self, index: int, width: int) -> Strip:
         raise NotImplementedError
 
+    def line_text(self, index: int) -> str:
+        """The line's text, as searched (the line as drawn, before any cut to the width)."""
+        raise NotImplementedError
+
+    def first_column(self) -> int:
+        """The column of the line's text drawn at the view's left edge."""
+        return 0
+
     def render_line(self, y: int) -> Strip:
         index = self.scroll_offset.y + y
         width = self.scrollable_content_region.width
         if index >= self.line_count():
             return Strip.blank(width, self.rich_style)
-        return self.line_strip(index, width).apply_style(self.rich_style)
+        strip = self.line_strip(index, width)
+        if index in self._on_line:
+            strip = self._highlighted(strip, index)
+        return strip.apply_style(self.rich_style)
 
     def page(self, direction: int) -> None:
         (self.scroll_page_down if direction > 0 else self.scroll_page_up)(animate=False)
+
+    @property
+    def query_text(self) -> str:
+        return self._query
+
+    def search(self, query: str) -> tuple[int, int]:
+        """Highlight every match of `query` (case-blind, as written) and go to the first one on
+        screen or after it; returns (the match gone to, counted from 1, the number of matches),
+        (0, 0) for none. An empty query clears the search."""
+        self._query, self._current = query, -1
+        self._find()
+        if self._matches:
+            top = self.scroll_offset.y
+            first = next((i for i, m in enumerate(self._matches) if m[0] >= top), 0)
+            return self._go(first)
+        self.refresh()
+        return 0, 0
+
+    def matched(self) -> tuple[int, int]:
+        """(the match gone to, counted from 1 (0: none yet), the number of matches)."""
+        return self._current + 1, len(self._matches)
+
+    def step_match(self, step: int) -> tuple[int, int]:
+        """Go to the next (1) or previous (-1) match, round the end."""
+        if not self._matches:
+            return 0, 0
+        return self._go((self._current + step) % len(self._matches))
+
+    def lines_changed(self) -> None:
+        """Find the matches again: the lines were laid out anew (a new width, a fold)."""
+        if self._query:
+            self._find()
+            self._current = min(self._current, len(self._matches) - 1)
+
+    def _find(self) -> None:
+        """Every match, a line at a time: one linear pass over each line's text."""
+        self._matches, self._on_line = [], {}
+        wanted = self._query.casefold()
+        if not wanted:
+            return
+        on_line = defaultdict(list)
+        for index in range(self.line_count()):
+            text = self.line_text(index).casefold()
+            at = text.find(wanted)
+            while at >= 0:
+                on_line[index].append(len(self._matches))
+                self._matches.append((index, at, at + len(wanted)))
+                at = text.find(wanted, at + len(wanted))
+        self._on_line = dict(on_line)
+
+    def _go(self, number: int) -> tuple[int, int]:
+        self._current = number
+        line, start, _ = self._matches[number]
+        self.reveal(line, cell_len(self.line_text(line)[:start]))
+        self.refresh()
+        return number + 1, len(self._matches)
+
+    def reveal(self, line: int, column: int) -> None:
+        """Bring a line (and a column of it) on screen, a third of the way down."""
+        height = max(1, self.scrollable_content_region.height)
+        width = max(1, self.scrollable_content_region.width)
+        x = None if self.scroll_offset.x <= column < self.scroll_offset.x + width \
+            else max(0, column - width // 3)
+        self.scroll_to(x, max(0, line - height // 3), animate=False, immediate=True, force=True)
+
+    def _highlighted(self, strip: Strip, index: int) -> Strip:
+        """The strip with this line's matches in the match colours (the current one apart)."""
+        text, left = self.line_text(index), self.first_column()
+        spans = []
+        for number in self._on_line[index]:
+            _, start, end = self._matches[number]
+            spans.append((cell_len(text[:start]) - left, cell_len(text[:end]) - left,
+                          CURRENT_MATCH if number == self._current else MATCH))
+        width = strip.cell_length
+        cuts = sorted({min(max(c, 0), width) for s, e, _ in spans for c in (s, e)} | {width})
+        pieces, at, out = strip.divide(cuts), 0, []
+        for piece, end in zip(pieces, cuts, strict=True):
+            style = next((st for s, e, st in spans if s <= at and end <= e and at < end), None)
+            out.append(Strip(Segment.apply_style(piece, post_style=style), piece.cell_length)
+                       if style else piece)  # over the text's own colours
+            at = end
+        return Strip.join(out)
 
 
 def row_starts(text: str, width: int) -> list[int]:
@@ -103,15 +218,35 @@ class DocumentView(LinesView):
         self._laid: list[list[list[Segment]] | tuple[str, list[int]]] = []
         self._first: list[int] = []  # the first line of each block
         self._lines = 0
+        self._arrival: tuple[float, float] | None = None  # where to be once laid out
         self.update(blocks)
 
-    def update(self, blocks: Iterable[Block]) -> None:
-        """Show these blocks from the top (stranger text made visible once, here)."""
+    def update(self, blocks: Iterable[Block], at: tuple[float, float] = (0, 0)) -> None:
+        """Show these blocks from the top, or from `at` (a column and line, as `position`
+        gave them), once laid out. Stranger text is made visible once, here."""
         self._blocks = [Literal(visible(b.text).expandtabs(TAB_SIZE)) if isinstance(b, Literal)
                         else b for b in blocks]
         self._width = 0
-        self.scroll_to(0, 0, animate=False)
+        self._arrival = at
         self._layout()
+
+    def position(self) -> tuple[float, float]:
+        """Where the view is scrolled to: the one it is to be scrolled to once laid out, else the
+        one it is at."""
+        return self._arrival or (self.scroll_x, self.scroll_y)
+
+    def scroll_later(self, at: tuple[float, float]) -> None:
+        """Scroll to `at` now if the view is laid out, else as soon as it is (a tab not shown
+        yet has no width)."""
+        self._arrival = at
+        if self._width:
+            self._arrive()
+
+    def _arrive(self) -> None:
+        if self._arrival is not None:
+            x, y = self._arrival
+            self._arrival = None
+            self.scroll_to(x, y, animate=False, immediate=True, force=True)
 
     def plain(self, lines: int | None = None) -> str:
         """The first `lines` lines (None: all) as drawn at the current width, for tests and the
@@ -142,6 +277,8 @@ class DocumentView(LinesView):
             self._first.append(self._lines)
             self._lines += count
         self.virtual_size = Size(columns if columns > width else 0, self._lines)
+        self.lines_changed()
+        self._arrive()
         self.refresh()
 
     def on_mount(self) -> None:
@@ -150,15 +287,22 @@ class DocumentView(LinesView):
     def line_count(self) -> int:
         return self._lines
 
-    def line_strip(self, index: int, width: int) -> Strip:
+    def _segments(self, index: int) -> list[Segment]:
         block = bisect_right(self._first, index) - 1
         laid, row = self._laid[block], index - self._first[block]
         if isinstance(laid, tuple):
             text, starts = laid
             end = starts[row + 1] if row + 1 < len(starts) else len(text)
-            segments = [Segment(text[starts[row]:end].rstrip("\n"))]
-        else:
-            segments = laid[row]
+            return [Segment(text[starts[row]:end].rstrip("\n"))]
+        return laid[row]
+
+    def line_strip(self, index: int, width: int) -> Strip:
         left = self.scroll_offset.x
-        return Strip(segments).crop_extend(left, left + width, None)
+        return Strip(self._segments(index)).crop_extend(left, left + width, None)
+
+    def line_text(self, index: int) -> str:
+        return "".join(segment.text for segment in self._segments(index))
+
+    def first_column(self) -> int:
+        return self.scroll_offset.x
 
