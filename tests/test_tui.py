@@ -1099,3 +1099,42 @@ async def test_slash_searches_the_view_and_n_goes_from_match_to_match(out: Path)
     assert CURRENT_MATCH.bgcolor in styles, "the current match in its colour"
     assert on_screen, "the view goes to the match"
     assert MATCH.bgcolor is not None and not cleared
+
+
+async def test_keys_pressed_faster_than_tasks_are_shown_land_where_they_were_pressed(
+        out: Path) -> None:
+    """j, j, F5 typed at once: the World tab of the third task. The queue's messages for the
+    first two moves, handled after, took the view back to the second task's Overview."""
+    data = ReviewData(out, "ana")
+    app = ReviewApp(data)
+    async with app.run_test(size=(120, 40)) as pilot:
+        await pilot.pause()
+        await app.action_move(1)
+        await app.action_move(1)
+        app.action_open_tab("world")
+        await wait_for_world(app, pilot)
+        landed = (app.position, app.query_one("#task").active, app.focused.id)
+    data.close()
+    assert landed == (2, "world", "world-items")
+
+
+async def test_verdicts_are_a_table_where_there_is_room_else_lines(out: Path) -> None:
+    """At 80 columns each attempt's verdicts are a line with its rationale under it (the
+    table's rationale column was a word wide); wide, a table."""
+    from tui.widgets.document import DocumentView
+
+    data = ReviewData(out, "ana")
+    shown = {}
+    for size in ((80, 24), (160, 48)):
+        app = ReviewApp(data)
+        async with app.run_test(size=size) as pilot:
+            await pilot.pause()
+            shown[size[0]] = app.query_one("#overview", DocumentView).plain()
+    data.close()
+    narrow, wide = shown[80].splitlines(), shown[160].splitlines()
+    at = narrow.index("atlas-1 #1 · recorded: fail · code fail")
+    assert narrow[at + 1].startswith("  ## Evidence The final answer says:")
+    assert max(map(len, narrow)) <= 80
+    assert any(re.match(r" +attempt +judge +code +rationale", line) for line in wide)
+    assert any(re.match(r" +atlas-1 #1 +recorded: fail +fail +## Evidence", line)
+               for line in wide)

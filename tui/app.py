@@ -291,7 +291,12 @@ class ReviewApp(App[None]):
         self._report_match()
 
     async def on_option_list_option_highlighted(self, event: TaskList.OptionHighlighted) -> None:
-        if event.option_list.id == "tasks" and event.option_index != self.position:
+        """The queue's cursor moved (↑/↓ in it): show that task. A message the list posted
+        for a highlight it has moved on from since (keys pressed faster than tasks are shown,
+        or a move made here) is stale: it took the view back to Overview of a task passed."""
+        listing = event.option_list
+        if listing.id == "tasks" and event.option_index == listing.highlighted \
+                and event.option_index != self.position:
             self.position = event.option_index
             await self.show_task()
 

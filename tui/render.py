@@ -7,7 +7,8 @@ from __future__ import annotations
 from dataclasses import dataclass
 
 from rich import box
-from rich.console import Group
+from rich.console import Console, ConsoleOptions, Group, RenderResult
+from rich.padding import Padding
 from rich.table import Table as RichTable
 from rich.text import Text
 
@@ -99,21 +100,44 @@ def _full_rationales(rows: list[VerdictRow]) -> list[Block]:
 VERDICT_STYLE = {"pass": "green", "fail": "red"}
 
 
-def _rich_table(rows: list[VerdictRow], expanded: bool) -> RichTable:
-    """The verdict table in colour; a judge pass the code checker fails is marked ⚠ in red.
-    Every cell is Text (a str cell would be read as markup)."""
-    table = RichTable("attempt", "judge", "code", "rationale", box=box.SIMPLE_HEAD, expand=True)
-    for r in rows:
-        judge = Text()
-        for grader, verdict in r.judges:
-            judge.append(visible(f"{grader}: ") if grader else "")
-            judge.append(visible(verdict), f"bold {VERDICT_STYLE.get(verdict, '')}")
-            judge.append(" ")
-        code = (Text("⚠ fail (judge passed)", "bold reverse red") if r.judge_pass_code_fail
-                else Text(visible(r.code), VERDICT_STYLE.get(r.code, "")))
-        table.add_row(Text(visible(r.attempt)), judge, code,
-                      Text("(below)" if expanded else visible(_short(r.rationale))))
-    return table
+TABLE_WIDTH = 72  # narrower than this, the verdicts are lines, each rationale under its row
+
+
+def _judged(r: VerdictRow) -> tuple[Text, Text]:
+    """The judges' verdicts and the code checker's, in colour; a judge pass the code checker
+    fails is marked ⚠ in red. Every part is Text (a str would be read as markup)."""
+    judge = Text()
+    for grader, verdict in r.judges:
+        judge.append(visible(f"{grader}: ") if grader else "")
+        judge.append(visible(verdict), f"bold {VERDICT_STYLE.get(verdict, '')}")
+        judge.append(" ")
+    code = (Text("⚠ fail (judge passed)", "bold reverse red") if r.judge_pass_code_fail
+            else Text(visible(r.code), VERDICT_STYLE.get(r.code, "")))
+    return judge, code
+
+
+@dataclass
+class Verdicts:
+    """A criterion's verdict rows: a table where there is room, else each attempt's line with
+    its rationale under it (at 80 columns the table's rationale column was a word wide)."""
+
+    rows: list[VerdictRow]
+    expanded: bool
+
+    def __rich_console__(self, console: Console, options: ConsoleOptions) -> RenderResult:
+        rationale = [Text("(below)" if self.expanded else visible(_short(r.rationale)))
+                     for r in self.rows]
+        if options.max_width >= TABLE_WIDTH:
+            table = RichTable("attempt", "judge", "code", "rationale", box=box.SIMPLE_HEAD,
+                              expand=True)
+            for r, why in zip(self.rows, rationale, strict=True):
+                table.add_row(Text(visible(r.attempt)), *_judged(r), why)
+            yield table
+            return
+        for r, why in zip(self.rows, rationale, strict=True):
+            judge, code = _judged(r)
+            yield Text.assemble((visible(r.attempt), "bold"), " · ", judge, "· code ", code)
+            yield Padding(why, (0, 0, 0, 2), style="dim")
 
 
 def _counted(n: int, what: str) -> str:
@@ -193,7 +217,7 @@ def overview(d: TaskDetails, notes: list[str], expanded: bool = False) -> str:
 
 def overview_blocks(d: TaskDetails, notes: list[str], expanded: bool = False) -> list[Block]:
     """The overview for the terminal, with the verdict tables in colour."""
-    return [_rich_table(p, expanded) if isinstance(p, list) else p
+    return [Verdicts(p, expanded) if isinstance(p, list) else p
             for p in overview_parts(d, notes, expanded)]
 
 
