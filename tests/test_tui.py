@@ -1138,3 +1138,41 @@ async def test_verdicts_are_a_table_where_there_is_room_else_lines(out: Path) ->
     assert any(re.match(r" +attempt +judge +code +rationale", line) for line in wide)
     assert any(re.match(r" +atlas-1 #1 +recorded: fail +fail +## Evidence", line)
                for line in wide)
+
+
+async def test_label_words_are_the_same_in_the_app_the_report_and_the_exports(
+        out: Path) -> None:
+    import csv
+
+    from rubric_audit.core.model import LABELS
+
+    data = ReviewData(out, "ana")
+    app = ReviewApp(data)
+    async with app.run_test(size=(200, 40)) as pilot:
+        await pilot.press("p")  # the pass audit: sound pass, unearned pass
+        await pilot.pause()
+        passed = app.current_task
+        pass_words = {k: d for k, d in footer(app).items() if k in "12"}
+        await pilot.press("2", "f")
+        await pilot.pause()
+        failed = app.current_task
+        fail_words = {k: d for k, d in footer(app).items() if k in "1234"}
+        await pilot.press("1")
+        await pilot.pause()
+    names = {data.tasks[passed].name: "unearned", data.tasks[failed].name: "defective_task"}
+    data.close()
+    assert pass_words == {"1": "sound pass", "2": "unearned pass"}
+    assert list(fail_words.values()) == [LABELS[x].name for x in (
+        "defective_task", "grader_error", "ambiguous", "model_error")]
+    assert CliRunner().invoke(cli, ["report", str(out)]).exit_code == 0
+    report = (out / "report.md").read_text()
+    tasks = report.split("## Tasks")[1]
+    for name, label in names.items():
+        assert re.search(rf"\| {name} \|[^\n]*\| {LABELS[label].name} \|", tasks), name
+    assert CliRunner().invoke(cli, ["export", str(out), "--format", "csv"]).exit_code == 0
+    assert CliRunner().invoke(cli, ["reviews", str(out), "--format", "csv"]).exit_code == 0
+    for path in (out / "export" / "reviews.csv", out / "export" / "labels.csv"):
+        with path.open(newline="") as f:
+            rows = list(csv.DictReader(f))
+        assert {(r["label"], r["label_name"]) for r in rows if r["label"]} == {
+            ("unearned", "unearned pass"), ("defective_task", "defective task")}, path
