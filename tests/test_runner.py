@@ -22,7 +22,7 @@ from rubric_audit.cli import app
 from rubric_audit.core.llm import ModelConfig
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.runs import load_runs
-from rubric_audit.run.runner import AttemptResult, Budget, Runner
+from rubric_audit.run.runner import AttemptResult, Budget, Runner, worker_context
 from rubric_audit.run.variants import make_variant
 from tests.conftest import SAMPLE
 from tests.fakes.openai_server import FakeOpenAI, Reply, error, scripted, text, tool_call
@@ -227,6 +227,41 @@ def test_attempts_shared_across_worker_processes(sample, tmp_path: Path) -> None
     rows = (runner.folder / "results.csv").read_text().splitlines()
     assert len(rows) == 4, "the parent writes every worker's attempts to results.csv"
     assert len(load_runs([runner.folder]).attempts) == 3
+
+
+def _report_state(sender: Any) -> None:
+    """What a worker process starts with: litellm loaded, its cached clients, threads."""
+    import threading
+
+    litellm = sys.modules.get("litellm")
+    cache = getattr(litellm, "in_memory_llm_clients_cache", None)
+    sender.send({"litellm_imported": litellm is not None,
+                 "cached_clients": sorted(getattr(cache, "cache_dict", {})),
+                 "threads": threading.active_count()})
+
+
+def test_a_worker_starts_from_a_clean_state(sample, tmp_path: Path) -> None:
+    """Workers are not forked from the parent, which by then has called models and holds
+    litellm's HTTP clients (and their sockets): they come from a server process that has only
+    imported the modules they need."""
+    import litellm
+
+    with FakeOpenAI(scripted([tool_call("final_answer", {"answer": "ok"})])) as server:
+        run_one(runner_for(sample, tmp_path, server), sample.task("kestrel_06"))
+    imported = json.loads(subprocess.run(
+        [sys.executable, "-c", "import json, litellm; print(json.dumps(sorted("
+                               "litellm.in_memory_llm_clients_cache.cache_dict)))"],
+        capture_output=True, text=True, check=True).stdout)
+    assert set(litellm.in_memory_llm_clients_cache.cache_dict) > set(imported), \
+        "the parent holds clients of its calls"
+    context = worker_context()
+    reader, sender = context.Pipe(duplex=False)
+    worker = context.Process(target=_report_state, args=(sender,))
+    worker.start()
+    sender.close()
+    state = reader.recv()
+    worker.join()
+    assert state == {"litellm_imported": True, "cached_clients": imported, "threads": 1}
 
 
 @contextmanager

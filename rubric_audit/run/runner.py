@@ -114,6 +114,7 @@ class Runner:
     def __init__(self, bench: Benchmark, runs: Path, variant: Variant, model: ModelConfig,
                  budget: Budget) -> None:
         self.bench = bench
+        self.runs = Path(runs)
         self.variant = variant
         self.model = model
         self.budget = budget
@@ -331,16 +332,25 @@ class Runner:
                          ) -> Counter[str]:
         """`run` split over worker processes: litellm's per-call work is CPU-bound, so one event
         loop saturates one core long before the provider does. Each worker runs its share with
-        its part of the concurrency and reports every finished attempt back."""
+        its part of the concurrency and reports every finished attempt back.
+
+        A worker starts from a clean state: it is forked from a server process that has only
+        imported the modules (`WORKER_MODULES`), never from this one, which by then has checked
+        the model, run its event loops and kept litellm's HTTP clients, their pooled sockets and
+        the bookkeeping of threads a fork does not copy (issue #29 measured two workers forked
+        from it at concurrency 500 taking 134 s where one process took 38 s). The worker builds
+        its own Runner from this one's settings (`_worker`)."""
         if processes <= 1 or len(todo) < 2:
             return anyio.run(self.run, todo, concurrency, on_done)
-        context = multiprocessing.get_context("fork")
+        context = worker_context()
         shares = [share for i in range(processes) if (share := todo[i::processes])]
         # one pipe per worker (a worker killed while writing to a shared queue would hold its
         # lock forever), watched with the worker's sentinel, so a dead worker is seen at once
         pipes = [context.Pipe(duplex=False) for _ in shares]
-        workers = [context.Process(target=_worker, args=(self, share, max(1, concurrency //
-                                                                          processes), sender))
+        settings = (self.bench, self.runs, self.variant, self.model, self.budget)
+        workers = [context.Process(target=_worker, args=(settings, [(t.id, k) for t, k in share],
+                                                         max(1, concurrency // processes),
+                                                         sender))
                    for share, (_, sender) in zip(shares, pipes, strict=True)]
         for worker in workers:
             worker.start()
@@ -409,14 +419,34 @@ class Runner:
                 for task_id, index in sorted(owed)]
 
 
-def _worker(runner: Runner, todo: list[tuple[Task, int]], concurrency: int,
+WORKER_MODULES = ["litellm", "mock_workspace.server", "rubric_audit.run.runner"]
+"""What the worker server imports before it forks a worker: only imports, no calls."""
+
+
+def worker_context() -> multiprocessing.context.ForkServerContext | multiprocessing.context.SpawnContext:
+    """Worker processes forked from a clean server process that has imported WORKER_MODULES
+    (POSIX's forkserver), or started anew where the platform has no forkserver."""
+    if "forkserver" not in multiprocessing.get_all_start_methods():
+        return multiprocessing.get_context("spawn")
+    context = multiprocessing.get_context("forkserver")
+    context.set_forkserver_preload(WORKER_MODULES)
+    return context
+
+
+RunnerSettings = tuple[Benchmark, Path, Variant, ModelConfig, Budget]
+
+
+def _worker(settings: RunnerSettings, todo: list[tuple[str, int]], concurrency: int,
             results: Connection) -> None:
-    """Run a share and report each attempt, or the unusable input that stopped the share."""
+    """Run a share (task ids and attempt numbers) with a Runner of its own and report each
+    attempt, or the unusable input that stopped the share."""
     def send(kind: str, payload: Any) -> None:
         results.send_bytes(json.dumps([kind, payload]).encode())
 
+    runner = Runner(*settings)
+    tasks = {task.id: task for task in runner.bench.tasks}
     try:
-        anyio.run(runner.run, todo, concurrency,
+        anyio.run(runner.run, [(tasks[task_id], k) for task_id, k in todo], concurrency,
                   lambda r: send("result", r.model_dump(mode="json")))
     except InputError as exc:
         send("input_error", [exc.file, exc.field, exc.problem])

@@ -90,6 +90,14 @@ def scripted(replies: list[Reply]) -> Script:
     return script
 
 
+class _Server(ThreadingHTTPServer):
+    """A thread per connection; a listen backlog for a thousand clients connecting at once (the
+    default of 5 drops their connections and the clients' retries cost seconds)."""
+
+    daemon_threads = True
+    request_queue_size = 1024
+
+
 class FakeOpenAI:
     """Serve `script` on an ephemeral port; `latency` seconds are slept before every answer.
 
@@ -147,8 +155,7 @@ class FakeOpenAI:
             def log_message(self, *args: Any) -> None:
                 return
 
-        self.httpd = ThreadingHTTPServer(("127.0.0.1", 0), Handler)
-        self.httpd.daemon_threads = True
+        self.httpd = _Server(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
 
     @property
