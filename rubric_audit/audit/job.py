@@ -316,6 +316,14 @@ class AuditOptions(BaseModel):
     max_output_tokens: int | None = Field(None, ge=1)
     call_timeout: float = Field(CALL_TIMEOUT, gt=0)
     deadline: float | None = None  # time.monotonic(): when the model steps' time budget ends
+    batch: bool = False  # the judge's calls through the provider's batch API
+
+    def batch_ledger(self) -> Path | None:
+        """Where the judge's batches are recorded until collected (beside the response cache,
+        so a later audit of the same controls resumes them): None without --batch."""
+        if not self.batch:
+            return None
+        return (self.cache or default_cache_path()).with_suffix(".batches.json")
 
     def models(self) -> dict[str, ModelConfig]:
         """The models given, by the option that names them (all give structured replies)."""
@@ -434,7 +442,7 @@ async def run_model_steps(store: AuditStore, bench: Benchmark,
     if options.judge:
         judged, missed = await judge_controls(
             models["--judge"], load_template(options.judge_template), tasks,
-            controls, cache, options.repeats, options.concurrency)
+            controls, cache, options.repeats, options.concurrency, options.batch_ledger())
         failures += missed
     model_findings: list[Finding] = []
     if options.lint_model and bench.root:

@@ -10,6 +10,7 @@ from rich.table import Table
 
 from rubric_audit.cli.common import (
     MAX_CONCURRENCY,
+    BatchOption,
     CallTimeoutOption,
     JsonOption,
     JudgeModeOption,
@@ -80,6 +81,7 @@ def audit_command(
     max_output_tokens: MaxOutputOption = None,
     call_timeout: CallTimeoutOption = 120.0,
     time_budget: TimeBudgetOption = None,
+    batch: BatchOption = False,
 ) -> None:
     """The main job: load, validate, check, control and score; models only where given."""
     from rubric_audit.audit.job import AuditOptions, audit_inputs, run_audit
@@ -91,7 +93,7 @@ def audit_command(
                            concurrency=concurrency, cache=cache,
                            judge_mode=None if judge_mode == "auto" else judge_mode,
                            max_output_tokens=max_output_tokens, call_timeout=call_timeout,
-                           deadline=deadline_after(time_budget))
+                           deadline=deadline_after(time_budget), batch=batch)
     bench, runs = audit_inputs(paths or [], bench, runs)
     result = run_audit(bench, runs, out_dir, options)
     if result.reused:

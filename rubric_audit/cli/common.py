@@ -62,6 +62,11 @@ TimeBudgetOption = Annotated[float | None, typer.Option(
          "not finished by then are recorded as unavailable (never as failures), what was done is "
          "kept.")]
 
+BatchOption = Annotated[bool, typer.Option(
+    "--batch", help="Send the judge's calls through the provider's batch API (about half the "
+                    "price; hours rather than minutes): the batch is recorded, so running the "
+                    "command again resumes or collects it.")]
+
 
 JsonOption = Annotated[bool, typer.Option(
     "--json", help="Print one JSON document on stdout instead of tables (for scripts).")]

@@ -12,6 +12,7 @@ from rich.table import Table
 from rubric_audit.cli.common import (
     MAX_CONCURRENCY,
     MAX_SEED,
+    BatchOption,
     BenchArg,
     CallTimeoutOption,
     JsonOption,
@@ -172,12 +173,16 @@ def grade_command(
     max_output_tokens: MaxOutputOption = None,
     call_timeout: CallTimeoutOption = 120.0,
     time_budget: TimeBudgetOption = None,
+    batch: BatchOption = False,
+    batch_poll: Annotated[float, typer.Option(
+        min=0.1, max=3_600, help="Seconds between checks of a batch's status (with --batch).")
+    ] = 30.0,
 ) -> None:
     """Grade recorded attempts with an LLM judge, one call per criterion, beside the recorded grades."""
     import anyio
 
     from rubric_audit.core.llm import ResponseCache, check_models, default_cache_path
-    from rubric_audit.grade.judge import grade_runs, judge_slug, load_template
+    from rubric_audit.grade.judge import grade_runs, grade_runs_batch, judge_slug, load_template
     from rubric_audit.load.benchmark import load_benchmark
 
     template = load_template(judge_template)
@@ -187,8 +192,13 @@ def grade_command(
                           structured={"--judge"})["--judge"]
     started = time.monotonic()
     with _GradeProgress(f"grading with {judge}") as progress:
-        summary = anyio.run(grade_runs, runs, config, template, tasks,
-                            ResponseCache(cache or default_cache_path()), concurrency, progress)
+        responses = ResponseCache(cache or default_cache_path())
+        if batch:
+            summary = anyio.run(grade_runs_batch, runs, config, template, tasks, responses,
+                                concurrency, progress, batch_poll)
+        else:
+            summary = anyio.run(grade_runs, runs, config, template, tasks, responses,
+                                concurrency, progress)
     wall = time.monotonic() - started
     verdicts = ", ".join(f"{v} {k}" for k, v in sorted(summary.verdicts.items())) or "none"
     cost = "unknown" if summary.usage.cost is None else f"${summary.usage.cost:.4f}"
@@ -199,6 +209,14 @@ def grade_command(
               + f"{summary.skipped} skipped: the agent run did not finish). "
               f"Verdicts: {verdicts}. Calls: {summary.calls} ({summary.cached_calls} from cache), "
               f"{summary.usage.total_tokens:,} tokens, cost {cost}.")
+    for outcome in summary.batches:
+        if outcome.batch_id is not None:
+            out.print(f"Batch {shown(outcome.batch_id)} ({'resumed, ' if outcome.resumed else ''}"
+                      f"{outcome.status}): {outcome.from_batch} replies from it, "
+                      f"{outcome.retried} calls made again one by one.")
+    if batch and summary.out_of_time:
+        out.print("The time budget ended before a batch did: it stays recorded beside the runs "
+                  "(judge-batches-*.json), and `grade --batch` again collects it.")
     if summary.parse_rate is not None:
         cut = f", {summary.cut_calls} of them cut at the output cap" if summary.cut_calls else ""
         out.print(f"Parsed {pct(summary.parse_rate)} of the judge's replies "

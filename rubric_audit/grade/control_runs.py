@@ -5,10 +5,14 @@ Also asks a model, when one is given, for near misses and adversarial answers of
 
 from __future__ import annotations
 
+import hashlib
+from pathlib import Path
+
 import anyio
 from pydantic import BaseModel
 
 from rubric_audit.checks.controls import code_grade_control
+from rubric_audit.core.batch import BatchCall, BatchReply, structured_batch
 from rubric_audit.core.llm import ModelConfig, ModelUnavailable, ResponseCache, structured
 from rubric_audit.core.model import Control, ControlGrade, CriterionGrade, Task
 from rubric_audit.grade.judge import JudgeTemplate, JudgeVerdict, judge_messages
@@ -21,34 +25,53 @@ def code_controls(tasks: dict[str, Task], controls: list[Control]) -> list[Contr
 
 async def judge_controls(config: ModelConfig, template: JudgeTemplate, tasks: dict[str, Task],
                          controls: list[Control], cache: ResponseCache | None, repeats: int,
-                         concurrency: int) -> tuple[list[ControlGrade], list[str]]:
-    """The judge's verdicts on every control, `repeats` times each; plus provider failures."""
+                         concurrency: int, batch_ledger: Path | None = None
+                         ) -> tuple[list[ControlGrade], list[str]]:
+    """The judge's verdicts on every control, `repeats` times each; plus provider failures.
+    With `batch_ledger`, the calls go through the provider's batch API (recorded there until
+    collected: `core.batch.structured_batch`), else one by one, `concurrency` at a time."""
+    calls = {hashlib.sha256(f"{control.id}\0{criterion.id}\0{repeat}".encode()).hexdigest()[:32]:
+             (control, criterion.id, repeat, BatchCall(
+                 custom_id="", sample=repeat, messages=judge_messages(
+                     template, tasks[control.task_id], criterion.text, control.answer, "(none)")))
+             for control in controls for criterion in tasks[control.task_id].criteria
+             for repeat in range(repeats)}
+    replies: dict[str, BatchReply[JudgeVerdict]] = {}
+    if batch_ledger is not None:
+        try:
+            replies, _ = await structured_batch(
+                config, [call.model_copy(update={"custom_id": key})
+                         for key, (*_, call) in calls.items()],
+                JudgeVerdict, cache, batch_ledger, concurrency)
+        except ModelUnavailable as exc:  # not submitted, or the time budget ended first
+            replies = dict.fromkeys(calls, exc)
+    else:
+        limiter = anyio.CapacityLimiter(concurrency)
+
+        async def one(key: str, call: BatchCall) -> None:
+            async with limiter:
+                try:
+                    replies[key] = await structured(config, call.messages, JudgeVerdict, cache,
+                                                    sample=call.sample)
+                except ModelUnavailable as exc:
+                    replies[key] = exc
+
+        async with anyio.create_task_group() as group:
+            for key, (*_, call) in calls.items():
+                group.start_soon(one, key, call)
     grader = f"judge:{config.model}"
-    limiter = anyio.CapacityLimiter(concurrency)
     out: list[ControlGrade] = []
     failures: list[str] = []
-
-    async def one(control: Control, criterion_id: str, text: str, repeat: int) -> None:
-        task = tasks[control.task_id]
-        async with limiter:
-            try:
-                reply = await structured(config, judge_messages(template, task, text,
-                                                                control.answer, "(none)"),
-                                         JudgeVerdict, cache, sample=repeat)
-            except ModelUnavailable as exc:
-                failures.append(exc.reason)
-                return
-        verdict = reply.value.verdict if reply.value else "unscored"
-        rationale = reply.value.rationale if reply.value else f"unparseable: {reply.error}"
+    for key, (control, criterion_id, repeat, _) in calls.items():
+        reply = replies[key]
+        if isinstance(reply, ModelUnavailable):
+            failures.append(reply.reason)
+            continue
         out.append(ControlGrade(grade=CriterionGrade(
-            attempt_id=control.id, criterion_id=criterion_id, grader=grader, verdict=verdict,
-            rationale=rationale), repeat=repeat, task_version=control.task_version))
-
-    async with anyio.create_task_group() as group:
-        for control in controls:
-            for criterion in tasks[control.task_id].criteria:
-                for repeat in range(repeats):
-                    group.start_soon(one, control, criterion.id, criterion.text, repeat)
+            attempt_id=control.id, criterion_id=criterion_id, grader=grader,
+            verdict=reply.value.verdict if reply.value else "unscored",
+            rationale=reply.value.rationale if reply.value else f"unparseable: {reply.error}"),
+            repeat=repeat, task_version=control.task_version))
     return out, failures
 
 

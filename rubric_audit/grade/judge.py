@@ -20,8 +20,17 @@ import anyio
 from pydantic import BaseModel, Field
 
 from rubric_audit.core.atomic import write_atomic
+from rubric_audit.core.batch import POLL_SECONDS, BatchCall, BatchOutcome, BatchReply, structured_batch
 from rubric_audit.core.errors import InputError, read_text
-from rubric_audit.core.llm import BUDGET_SPENT, ModelConfig, ModelUnavailable, ResponseCache, structured
+from rubric_audit.core.llm import (
+    BUDGET_SPENT,
+    BudgetSpent,
+    ModelConfig,
+    ModelUnavailable,
+    ResponseCache,
+    Structured,
+    structured,
+)
 from rubric_audit.core.model import Attempt, Task, Usage
 from rubric_audit.load.snapshots import read_artifacts, shown_name
 from rubric_audit.load.world import file_text
@@ -131,12 +140,6 @@ async def grade_attempt(config: ModelConfig, template: JudgeTemplate, task: Task
     that stays unparseable, or runs into the output cap, is that criterion's `unscored` verdict
     with the reason as its rationale."""
     artifacts = artifacts_text(attempt)
-    run = GradingRun(grading_run_id=f"gr_{judge_slug(config.model)}_{template.sha}",
-                     grading_run_status="completed", judge_model=config.model,
-                     template=template.name, template_sha=template.sha,
-                     structured_mode=config.structured_mode)
-    results: dict[str, dict[str, Any]] = {}
-    failures: list[str] = []
 
     async def one(criterion_id: str, text: str) -> None:
         async with limiter:
@@ -144,16 +147,42 @@ async def grade_attempt(config: ModelConfig, template: JudgeTemplate, task: Task
                 reply = await structured(config, judge_messages(
                     template, task, text, attempt.answer, artifacts), JudgeVerdict, cache)
             except ModelUnavailable as exc:
-                failures.append(exc.reason)
+                replies[criterion_id] = exc
                 return
+        if progress is not None:
+            progress.called(reply.value is not None, reply.usage.total_tokens or 0)
+        replies[criterion_id] = reply
+
+    replies: dict[str, Structured[JudgeVerdict] | ModelUnavailable] = {}
+    async with anyio.create_task_group() as group:
+        for c in task.criteria:
+            group.start_soon(one, c.id, c.text)
+    return grading_run(config, template, task, replies)
+
+
+def new_grading_run(config: ModelConfig, template: JudgeTemplate) -> GradingRun:
+    return GradingRun(grading_run_id=f"gr_{judge_slug(config.model)}_{template.sha}",
+                      grading_run_status="completed", judge_model=config.model,
+                      template=template.name, template_sha=template.sha,
+                      structured_mode=config.structured_mode)
+
+
+def grading_run(config: ModelConfig, template: JudgeTemplate, task: Task,
+                replies: dict[str, Structured[JudgeVerdict] | ModelUnavailable]) -> GradingRun:
+    """One attempt's grading run from its criteria's replies (by criterion id): an error when
+    the provider could not answer one of them, else each reply's verdict, a reply that stayed
+    unparseable or was cut being that criterion's `unscored`."""
+    run = new_grading_run(config, template)
+    results: dict[str, dict[str, Any]] = {}
+    for criterion_id, reply in replies.items():
+        if isinstance(reply, ModelUnavailable):
+            continue
         run.longest_request_seconds = max(run.longest_request_seconds,
                                           reply.longest_request_seconds)
         run.calls += 1
         run.cached_calls += reply.cached
         run.cut_calls += reply.cut
         run.usage = run.usage.plus(reply.usage)
-        if progress is not None:
-            progress.called(reply.value is not None, reply.usage.total_tokens or 0)
         verdict = reply.value.verdict if reply.value else None
         results[criterion_id] = {
             "verifier_id": criterion_id, "status": "ok" if verdict else "unscored",
@@ -163,10 +192,7 @@ async def grade_attempt(config: ModelConfig, template: JudgeTemplate, task: Task
                 "grade_rationale": reply.value.rationale if reply.value
                 else f"{'judge reply cut' if reply.cut else 'unparseable judge reply'}: "
                      f"{reply.error}"}}
-
-    async with anyio.create_task_group() as group:
-        for c in task.criteria:
-            group.start_soon(one, c.id, c.text)
+    failures = [r.reason for r in replies.values() if isinstance(r, ModelUnavailable)]
     if failures:
         run.grading_run_status, run.error = "error", failures[0]
         return run
@@ -193,6 +219,7 @@ class GradeSummary(BaseModel):
     usage: Usage = Field(default_factory=Usage.zero)
     structured_mode: str | None = None
     longest_request_seconds: float = 0.0
+    batches: list[BatchOutcome] = Field(default_factory=list)
 
     @property
     def parse_rate(self) -> float | None:
@@ -210,6 +237,42 @@ def write_grading_run(attempt: Attempt, run: GradingRun) -> Path:
     return path
 
 
+def gradable(run_paths: list[Path], tasks: dict[str, Task] | None
+             ) -> tuple[list[Attempt], dict[str, Task], int]:
+    """The attempts under `run_paths` a judge grades (those whose agent run finished, of a known
+    task), the tasks they belong to, and how many attempts were read in all."""
+    from rubric_audit.load.runs import UNFINISHED, load_runs
+
+    runs = load_runs(run_paths)
+    known = tasks if tasks is not None else runs.tasks
+    graded = [a for a in runs.attempts
+              if a.agent_status not in UNFINISHED and a.task_id in known]
+    return graded, known, len(runs.attempts)
+
+
+def record_grading(summary: GradeSummary, attempt: Attempt, run: GradingRun) -> None:
+    """Write a completed grading run beside the attempt and count it; an errored one writes
+    nothing and counts as failed (or out of time)."""
+    summary.longest_request_seconds = max(summary.longest_request_seconds,
+                                          run.longest_request_seconds)
+    if run.grading_run_status == "error":
+        if run.error == BUDGET_SPENT:
+            summary.out_of_time += 1
+        else:
+            summary.errored += 1
+        return
+    write_grading_run(attempt, run)
+    summary.completed += 1
+    summary.ungraded += attempt.state == "ungraded"
+    summary.calls += run.calls
+    summary.cached_calls += run.cached_calls
+    summary.cut_calls += run.cut_calls
+    summary.usage = summary.usage.plus(run.usage)
+    for result in run.verifier_results:
+        verdict = result["verifier_result_values"]["judge_grade"] or "unscored"
+        summary.verdicts[verdict] = summary.verdicts.get(verdict, 0) + 1
+
+
 async def grade_runs(run_paths: list[Path], config: ModelConfig, template: JudgeTemplate,
                      tasks: dict[str, Task] | None, cache: ResponseCache | None,
                      concurrency: int, progress: GradeProgress | None = None) -> GradeSummary:
@@ -221,41 +284,75 @@ async def grade_runs(run_paths: list[Path], config: ModelConfig, template: Judge
     file, so nothing is written when grading fails and an earlier grading run is never replaced
     by a failed one.
     """
-    from rubric_audit.load.runs import UNFINISHED, load_runs
-
-    runs = load_runs(run_paths)
-    known = tasks if tasks is not None else runs.tasks
-    summary = GradeSummary(structured_mode=config.structured_mode)
+    graded, known, read = gradable(run_paths, tasks)
+    summary = GradeSummary(structured_mode=config.structured_mode, attempts=read,
+                           skipped=read - len(graded))
     limiter = anyio.CapacityLimiter(concurrency)
-    graded = [a for a in runs.attempts
-              if a.agent_status not in UNFINISHED and a.task_id in known]
     if progress is not None:
         progress.planned(sum(len(known[a.task_id].criteria) for a in graded))
 
     async def one(attempt: Attempt) -> None:
-        run = await grade_attempt(config, template, known[attempt.task_id], attempt, cache,
-                                  limiter, progress)
-        summary.longest_request_seconds = max(summary.longest_request_seconds,
-                                              run.longest_request_seconds)
-        if run.grading_run_status == "error":
-            if run.error == BUDGET_SPENT:
-                summary.out_of_time += 1
-            else:
-                summary.errored += 1
-            return
-        write_grading_run(attempt, run)
-        summary.completed += 1
-        summary.ungraded += attempt.state == "ungraded"
-        summary.calls += run.calls
-        summary.cached_calls += run.cached_calls
-        summary.cut_calls += run.cut_calls
-        summary.usage = summary.usage.plus(run.usage)
-        for result in run.verifier_results:
-            verdict = result["verifier_result_values"]["judge_grade"] or "unscored"
-            summary.verdicts[verdict] = summary.verdicts.get(verdict, 0) + 1
+        record_grading(summary, attempt, await grade_attempt(
+            config, template, known[attempt.task_id], attempt, cache, limiter, progress))
 
-    summary.attempts, summary.skipped = len(runs.attempts), len(runs.attempts) - len(graded)
     async with anyio.create_task_group() as group:
         for attempt in graded:
             group.start_soon(one, attempt)
+    return summary
+
+
+def batch_ledger(run_path: Path, config: ModelConfig) -> Path:
+    """Where `grade --batch` records the batches it submitted for the attempts under a runs
+    folder, until it has collected them."""
+    return Path(run_path) / f"judge-batches-{judge_slug(config.model)}.json"
+
+
+def _call_id(attempt: Attempt, criterion_id: str) -> str:
+    return hashlib.sha256(f"{attempt.id}\0{criterion_id}".encode()).hexdigest()[:32]
+
+
+async def grade_runs_batch(run_paths: list[Path], config: ModelConfig, template: JudgeTemplate,
+                           tasks: dict[str, Task] | None, cache: ResponseCache | None,
+                           concurrency: int, progress: GradeProgress | None = None,
+                           poll: float = POLL_SECONDS) -> GradeSummary:
+    """`grade_runs` through the provider's batch API: the calls for the attempts under each runs
+    folder go in one batch (`core.batch.structured_batch`), recorded in the folder's ledger
+    (`batch_ledger`) so that a later call resumes or collects it rather than submitting again;
+    the grade files written are the same. Calls the batch failed are made again one by one, and
+    an attempt with a call the provider still cannot answer is left as it was (unavailable to
+    this judge), never failed. A batch still running when the time budget ends leaves its
+    attempts out of time and its ledger for the next call."""
+    graded, known, read = gradable(run_paths, tasks)
+    summary = GradeSummary(structured_mode=config.structured_mode, attempts=read,
+                           skipped=read - len(graded))
+    if progress is not None:
+        progress.planned(sum(len(known[a.task_id].criteria) for a in graded))
+    roots = [Path(p).resolve() for p in run_paths]
+    for root, path in zip(roots, run_paths, strict=True):
+        mine = [a for a in graded if Path(a.source).resolve().is_relative_to(root)]
+        graded = [a for a in graded if a not in mine]
+        calls = [BatchCall(custom_id=_call_id(a, c.id), messages=judge_messages(
+                     template, known[a.task_id], c.text, a.answer, artifacts_text(a)))
+                 for a in mine for c in known[a.task_id].criteria]
+        if not calls:
+            continue
+
+        def told(_: str, reply: BatchReply[JudgeVerdict]) -> None:
+            if progress is not None and not isinstance(reply, ModelUnavailable):
+                progress.called(reply.value is not None, reply.usage.total_tokens or 0)
+
+        try:
+            replies, outcome = await structured_batch(
+                config, calls, JudgeVerdict, cache, batch_ledger(path, config), concurrency,
+                poll, told)
+        except BudgetSpent:
+            summary.out_of_time += len(mine)
+            continue
+        except ModelUnavailable as exc:  # the batch could not be submitted or followed
+            replies, outcome = {c.custom_id: exc for c in calls}, BatchOutcome()
+        summary.batches.append(outcome)
+        for attempt in mine:
+            task = known[attempt.task_id]
+            record_grading(summary, attempt, grading_run(config, template, task, {
+                c.id: replies[_call_id(attempt, c.id)] for c in task.criteria}))
     return summary

@@ -11,6 +11,8 @@ import threading
 import time
 from collections.abc import Callable
 from dataclasses import dataclass, field
+from email.parser import BytesParser
+from email.policy import default
 from http.server import BaseHTTPRequestHandler, ThreadingHTTPServer
 from typing import Any
 
@@ -76,6 +78,19 @@ def probe_reply(mode: str) -> Reply:
     return tool_call(PROBE_KEY, content) if mode == "tools" else text(content)
 
 
+def completion(reply: Reply, body: dict[str, Any], number: int) -> dict[str, Any]:
+    """The chat completion a reply makes (or the error it is)."""
+    if reply.status != 200 or reply.message is None:
+        return {"error": {"message": f"scripted {reply.status}", "type": "server_error",
+                          "code": reply.status}}
+    calls = reply.message.get("tool_calls")
+    return {"id": f"chatcmpl-{number}", "object": "chat.completion", "created": 0,
+            "model": body.get("model", "fake"),
+            "choices": [{"index": 0, "message": reply.message, "finish_reason":
+                         reply.finish_reason or ("tool_calls" if calls else "stop")}],
+            "usage": reply.usage}
+
+
 def scripted(replies: list[Reply]) -> Script:
     """Answer requests with `replies` in order; the last one repeats."""
     lock = threading.Lock()
@@ -104,15 +119,29 @@ class FakeOpenAI:
     The check's probes of structured modes never reach the script: the server answers them as
     one that applies the modes in `applies`, refuses those in `refuses` (HTTP 400) and ignores
     the rest (a plain "ok"), so by default a judge ends in prompted JSON mode.
+
+    It also serves OpenAI's batch API: `/v1/files` (a JSONL of requests uploaded as multipart,
+    its content read back) and `/v1/batches`. A batch answers each line with the script, as a
+    chat completion would; a line whose custom_id `batch_fails` picks goes to the batch's error
+    file instead. A batch reports `in_progress` to its first `batch_polls` retrievals, then
+    `completed`.
     """
 
     def __init__(self, script: Script, latency: float = 0.0, applies: frozenset[str] = frozenset(),
-                 refuses: frozenset[str] = frozenset()) -> None:
+                 refuses: frozenset[str] = frozenset(),
+                 batch_fails: Callable[[str], bool] = lambda _: False,
+                 batch_polls: int = 0) -> None:
         self.script = script
         self.latency = latency
         self.applies = applies
         self.refuses = refuses
+        self.batch_fails = batch_fails
+        self.batch_polls = batch_polls
         self.requests: list[dict[str, Any]] = []
+        self.batch_requests: list[dict[str, Any]] = []
+        self.files: dict[str, bytes] = {}
+        self.batches: dict[str, dict[str, Any]] = {}
+        self.retrievals: dict[str, int] = {}
         fake = self
 
         class Handler(BaseHTTPRequestHandler):
@@ -121,7 +150,14 @@ class FakeOpenAI:
             disable_nagle_algorithm = True
 
             def do_POST(self) -> None:
-                body = json.loads(self.rfile.read(int(self.headers.get("Content-Length", 0))))
+                raw = self.rfile.read(int(self.headers.get("Content-Length", 0)))
+                if self.path.endswith("/files"):
+                    self.answer(Reply(), fake.upload(self.headers.get("Content-Type", ""), raw))
+                    return
+                body = json.loads(raw)
+                if self.path.endswith("/batches"):
+                    self.answer(Reply(), fake.create_batch(body))
+                    return
                 fake.requests.append(body)
                 if fake.latency:
                     time.sleep(fake.latency)
@@ -129,21 +165,27 @@ class FakeOpenAI:
                 reply = (fake.script(body) if mode is None else probe_reply(mode)
                          if mode in fake.applies else error(400) if mode in fake.refuses
                          else text("ok"))
+                self.answer(reply, completion(reply, body, len(fake.requests)))
+
+            def do_GET(self) -> None:
+                parts = self.path.split("?")[0].strip("/").split("/")
+                if parts[-2:-1] == ["batches"]:
+                    self.answer(Reply(), fake.retrieve_batch(parts[-1]))
+                elif parts[-1] == "content" and parts[-2] in fake.files:
+                    self.answer(Reply(), fake.files[parts[-2]], "application/jsonl")
+                elif parts[-2:-1] == ["files"] and parts[-1] in fake.files:
+                    self.answer(Reply(), fake.file_object(parts[-1], "batch"))
+                else:
+                    self.answer(error(404), None)
+
+            def answer(self, reply: Reply, payload: Any, kind: str = "application/json") -> None:
                 if reply.status != 200:
                     payload = {"error": {"message": f"scripted {reply.status}",
                                          "type": "server_error", "code": reply.status}}
-                else:
-                    calls = reply.message.get("tool_calls")
-                    payload = {"id": f"chatcmpl-{len(fake.requests)}", "object": "chat.completion",
-                               "created": 0, "model": body.get("model", "fake"),
-                               "choices": [{"index": 0, "message": reply.message,
-                                            "finish_reason": reply.finish_reason or (
-                                                "tool_calls" if calls else "stop")}],
-                               "usage": reply.usage}
-                data = json.dumps(payload).encode()
+                data = payload if isinstance(payload, bytes) else json.dumps(payload).encode()
                 try:
                     self.send_response(reply.status)
-                    self.send_header("Content-Type", "application/json")
+                    self.send_header("Content-Type", kind)
                     self.send_header("Content-Length", str(len(data)))
                     for name, value in reply.headers.items():
                         self.send_header(name, value)
@@ -157,6 +199,64 @@ class FakeOpenAI:
 
         self.httpd = _Server(("127.0.0.1", 0), Handler)
         self.thread = threading.Thread(target=self.httpd.serve_forever, daemon=True)
+
+    def upload(self, content_type: str, raw: bytes) -> dict[str, Any]:
+        """A multipart upload (purpose, file) stored as a file."""
+        form = BytesParser(policy=default).parsebytes(
+            f"Content-Type: {content_type}\r\n\r\n".encode() + raw)
+        fields = {part.get_param("name", header="content-disposition"): part.get_payload(
+            decode=True) for part in form.iter_parts()}
+        file_id = f"file-{len(self.files) + 1}"
+        self.files[file_id] = fields["file"]
+        return self.file_object(file_id, fields["purpose"].decode())
+
+    def file_object(self, file_id: str, purpose: str) -> dict[str, Any]:
+        return {"id": file_id, "object": "file", "bytes": len(self.files[file_id]),
+                "created_at": 0, "filename": f"{file_id}.jsonl", "purpose": purpose,
+                "status": "processed"}
+
+    def create_batch(self, body: dict[str, Any]) -> dict[str, Any]:
+        """Answer every request of the input file now; report it as the batch's polls go."""
+        batch_id = f"batch-{len(self.batches) + 1}"
+        output, errors = [], []
+        for number, line in enumerate(self.files[body["input_file_id"]].splitlines()):
+            request = json.loads(line)
+            custom_id = request["custom_id"]
+            if self.batch_fails(custom_id):
+                errors.append({"id": f"req-{number}", "custom_id": custom_id, "response": None,
+                               "error": {"code": "server_error", "message": "scripted failure"}})
+                continue
+            self.batch_requests.append(request["body"])
+            reply = self.script(request["body"])
+            output.append({"id": f"req-{number}", "custom_id": custom_id, "error": None,
+                           "response": {"status_code": reply.status, "request_id": f"r{number}",
+                                        "body": completion(reply, request["body"], number)}})
+        files = {}
+        for kind, lines in (("output_file_id", output), ("error_file_id", errors)):
+            if lines:
+                file_id = f"file-{len(self.files) + 1}"
+                self.files[file_id] = "".join(json.dumps(x) + "\n" for x in lines).encode()
+                files[kind] = file_id
+        self.batches[batch_id] = {
+            "id": batch_id, "object": "batch", "endpoint": body["endpoint"],
+            "input_file_id": body["input_file_id"], "completion_window": "24h",
+            "status": "validating", "created_at": 0, "errors": None,
+            "output_file_id": None, "error_file_id": None, "done": files,
+            "request_counts": {"total": len(output) + len(errors), "completed": len(output),
+                               "failed": len(errors)}}
+        return self.batch_object(batch_id)
+
+    def retrieve_batch(self, batch_id: str) -> dict[str, Any]:
+        self.retrievals[batch_id] = self.retrievals.get(batch_id, 0) + 1
+        batch = self.batches[batch_id]
+        if self.retrievals[batch_id] > self.batch_polls:
+            batch.update(status="completed", **batch["done"])
+        else:
+            batch["status"] = "in_progress"
+        return self.batch_object(batch_id)
+
+    def batch_object(self, batch_id: str) -> dict[str, Any]:
+        return {k: v for k, v in self.batches[batch_id].items() if k != "done"}
 
     @property
     def work_requests(self) -> list[dict[str, Any]]:
