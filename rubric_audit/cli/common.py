@@ -67,6 +67,12 @@ BatchOption = Annotated[bool, typer.Option(
                     "price; hours rather than minutes): the batch is recorded, so running the "
                     "command again resumes or collects it.")]
 
+RayOption = Annotated[bool, typer.Option(
+    "--ray", help="Run on a Ray cluster: RAY_ADDRESS's, else one started on this machine (the "
+                  "ray extra).")]
+RayAddressOption = Annotated[str | None, typer.Option(
+    "--ray-address", help="The Ray cluster to join (auto, or ray://HOST:10001); implies --ray.")]
+
 
 JsonOption = Annotated[bool, typer.Option(
     "--json", help="Print one JSON document on stdout instead of tables (for scripts).")]

@@ -18,6 +18,8 @@ from rubric_audit.cli.common import (
     JsonOption,
     JudgeModeOption,
     MaxOutputOption,
+    RayAddressOption,
+    RayOption,
     TimeBudgetOption,
     app,
     err,
@@ -69,6 +71,11 @@ def run_command(
     max_output_tokens: MaxOutputOption = None,
     call_timeout: CallTimeoutOption = 120.0,
     time_budget: TimeBudgetOption = None,
+    shard: Annotated[str | None, typer.Option(
+        help="K/N: run only the attempts a stable hash of task and attempt gives shard K of N, "
+             "into OUT/shard-K-of-N/ (import or audit the shards' folders together).")] = None,
+    ray: RayOption = False,
+    ray_address: RayAddressOption = None,
 ) -> None:
     """Run an agent (any litellm model) on the benchmark's tasks through the workspace."""
     from rubric_audit.cli.progress import CommandProgress
@@ -76,11 +83,25 @@ def run_command(
     from rubric_audit.load.benchmark import load_benchmark
     from rubric_audit.review.labels import all_failed_tasks
     from rubric_audit.run.runner import Budget, Runner, select_tasks
+    from rubric_audit.run.shard import Shard
     from rubric_audit.run.variants import check_variant, claim_variant, make_variant
     from rubric_audit.store.audit_store import open_audit
 
     if tasks and sample:
         raise InputError("--tasks", None, "give --tasks or --sample, not both")
+    part = Shard.parse(shard) if shard is not None else None
+    if part is not None and rerun_failures is not None:
+        raise InputError("--shard", None, "give --shard or --rerun-failures, not both (a "
+                                          "shard does not see the others' attempts)")
+    out_dir = part.folder(out_dir) if part is not None else out_dir
+    ray = ray or ray_address is not None
+    if ray and processes > 1:
+        raise InputError("--ray", None, "give --ray or --processes, not both (Ray runs the "
+                                        "attempts on every CPU of the cluster)")
+    if ray:
+        from rubric_audit.core.cluster import ray_module
+
+        ray_module()  # installed, or one line before anything is written
     benchmark = load_benchmark(bench)
     chosen = select_tasks(benchmark, tasks.split(",") if tasks else None, sample, seed)
     spec = make_variant(model, variant, system_prompt, add_sentence or [], drop_sentence or [])
@@ -97,7 +118,7 @@ def run_command(
             failed = set(all_failed_tasks(store))
         todo, done = runner.plan_one_more([t for t in chosen if t.id in failed]), 0
     else:
-        todo, done = runner.plan(chosen, attempts)
+        todo, done = runner.plan(chosen, attempts, part)
     out.print(f"Variant {shown(spec.name)}: {len(todo)} attempts to run, {done} already finished.")
     totals = {"tokens": 0, "cost": 0.0, "cost_known": True}
     states: dict[str, int] = {}
@@ -118,7 +139,12 @@ def run_command(
                 totals["cost"] += result.usage.cost
             progress.advance()
 
-        runner.run_in_processes(todo, concurrency, processes, done_one)
+        if ray:
+            from rubric_audit.run.ray_runner import run_on_ray
+
+            run_on_ray(runner, todo, concurrency, ray_address, done_one)
+        else:
+            runner.run_in_processes(todo, concurrency, processes, done_one)
     summary = ", ".join(f"{v} {k}" for k, v in sorted(states.items())) or "nothing to run"
     out.print(f"Done: {summary}. Runs in {shown(str(out_dir / spec.name))}/ (grade them with a "
               f"judge before they count as graded attempts).")
@@ -177,6 +203,8 @@ def grade_command(
     batch_poll: Annotated[float, typer.Option(
         min=0.1, max=3_600, help="Seconds between checks of a batch's status (with --batch).")
     ] = 30.0,
+    ray: RayOption = False,
+    ray_address: RayAddressOption = None,
 ) -> None:
     """Grade recorded attempts with an LLM judge, one call per criterion, beside the recorded grades."""
     import anyio
@@ -185,6 +213,10 @@ def grade_command(
     from rubric_audit.grade.judge import grade_runs, grade_runs_batch, judge_slug, load_template
     from rubric_audit.load.benchmark import load_benchmark
 
+    if ray or ray_address is not None:
+        from rubric_audit.core.cluster import ray_module
+
+        ray_module()  # installed, or one line before any work
     template = load_template(judge_template)
     tasks = {t.id: t for t in load_benchmark(bench).tasks} if bench else None
     config = check_models({"--judge": model_config(judge, api_base, max_output_tokens,
@@ -193,7 +225,12 @@ def grade_command(
     started = time.monotonic()
     with _GradeProgress(f"grading with {judge}") as progress:
         responses = ResponseCache(cache or default_cache_path())
-        if batch:
+        if ray or ray_address is not None:
+            from rubric_audit.grade.ray_grade import grade_on_ray
+
+            summary = grade_on_ray(runs, config, template, tasks, concurrency, ray_address,
+                                   progress)
+        elif batch:
             summary = anyio.run(grade_runs_batch, runs, config, template, tasks, responses,
                                 concurrency, progress, batch_poll)
         else:

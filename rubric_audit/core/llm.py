@@ -34,7 +34,7 @@ from contextlib import contextmanager
 from email.utils import parsedate_to_datetime
 from pathlib import Path
 from time import monotonic, time
-from typing import Any, Generic, Literal, TypeVar
+from typing import Any, Generic, Literal, Protocol, TypeVar
 
 import anyio
 from pydantic import BaseModel, Field
@@ -404,6 +404,26 @@ async def _with_retries(config: ModelConfig, call: Callable[[], Awaitable[T]]) -
     raise AssertionError("unreachable: tenacity returns or raises")
 
 
+def provider_key(config: ModelConfig) -> str:
+    """Whose limits a call counts against: the provider's endpoint and a hash of the key."""
+    key = config.api_key or ""
+    return f"{endpoint(config) or config.model.split('/', 1)[0]}#" \
+           f"{hashlib.sha256(key.encode()).hexdigest()[:12] if key else 'env'}"
+
+
+class CallGate(Protocol):
+    """Where every request waits its turn before it is sent and reports how it ended (None: an
+    answer), per provider and key (`provider_key`): a gate shared by many processes keeps one
+    concurrency and one backoff across them (the Ray runner's)."""
+
+    async def enter(self, key: str) -> None: ...
+
+    def left(self, key: str, answer: ProviderAnswer | None) -> None: ...
+
+
+call_gate: CallGate | None = None  # none: each process bounds its own calls
+
+
 class _Bounded:
     """`request`: litellm's acompletion under the config's timeout, the longest request's seconds
     kept (`longest`).
@@ -423,14 +443,23 @@ class _Bounded:
     async def request(self, **kwargs: Any) -> Any:
         if self.schema is not None:
             kwargs["response_format"] = {"type": "json_object", "schema": self.schema}
+        key = provider_key(self.config)
+        if call_gate is not None:
+            await call_gate.enter(key)
         seconds = self.config.request_seconds()
         kwargs["timeout"] = seconds
         started = monotonic()
+        answer: ProviderAnswer | None = None
         try:
             with _deadline(seconds):
                 response = await _litellm().acompletion(**kwargs)
+        except Exception as exc:
+            answer = provider_answer(exc)
+            raise
         finally:
             self.longest = max(self.longest, monotonic() - started)
+            if call_gate is not None:
+                call_gate.left(key, answer)
         if self.lenient:
             _reencode_json(response)
         return response

@@ -39,6 +39,7 @@ from rubric_audit.load.runs import (
     VerifierValues,
 )
 from rubric_audit.load.world import WorldReader
+from rubric_audit.run.shard import Shard
 from rubric_audit.run.variants import Variant
 
 NUDGE = "No tool was called. Use the tools, or call final_answer to submit your answer."
@@ -281,12 +282,16 @@ class Runner:
         write_atomic(self.folder / "results.failures.jsonl",
                  "".join(json.dumps(f, sort_keys=True) + "\n" for f in failures))
 
-    def plan(self, tasks: list[Task], attempts: int) -> tuple[list[tuple[Task, int]], int]:
-        """(task, k) pairs still to run for attempts 1..attempts, and how many are done."""
+    def plan(self, tasks: list[Task], attempts: int, shard: Shard | None = None
+             ) -> tuple[list[tuple[Task, int]], int]:
+        """(task, k) pairs still to run for attempts 1..attempts (those of `shard` only, when
+        given), and how many of them are done."""
         todo, done = [], 0
         for task in tasks:
             finished = set(existing_attempts(self.folder / task.id))
             for k in range(1, attempts + 1):
+                if shard is not None and not shard.holds(task.id, k):
+                    continue
                 if k in finished:
                     done += 1
                 else:
