@@ -70,7 +70,7 @@ def grade_on_ray(run_paths: list[Path], config: ModelConfig, template: JudgeTemp
     gate = governor(ray, concurrency)
     actors = [ray.remote(num_cpus=0, max_concurrency=concurrency)(GradeActor).options(
         runtime_env={"env_vars": provider_environment(config.model)}).remote(
-        shared, left, gate, concurrency) for _ in range(worker_count(ray))]
+        shared, left, gate, concurrency) for _ in range(min(worker_count(ray), len(graded)))]
     waiting = list(reversed(graded))
     running: dict[Any, Attempt] = {}
     while waiting or running:

@@ -80,6 +80,9 @@ def run_on_ray(runner: Runner, todo: list[tuple[Task, int]], concurrency: int,
                address: str | None,
                on_done: Callable[[AttemptResult], None] | None = None) -> Counter[str]:
     """`Runner.run` with the attempts on the Ray cluster at `address` (see the module)."""
+    if not todo:
+        runner.write_results()
+        return Counter()
     ray = connect(address)
     settings: RunnerSettings = (runner.bench, runner.runs, runner.variant, runner.model,
                                 runner.budget)
@@ -89,7 +92,7 @@ def run_on_ray(runner: Runner, todo: list[tuple[Task, int]], concurrency: int,
     gate = governor(ray, concurrency)
     actors = [ray.remote(num_cpus=0, max_concurrency=concurrency)(AttemptActor).options(
         runtime_env={"env_vars": provider_environment(runner.model.model)}).remote(
-        shared, left, gate) for _ in range(worker_count(ray))]
+        shared, left, gate) for _ in range(min(worker_count(ray), len(todo)))]
     states: Counter[str] = Counter()
     waiting = list(reversed(todo))
     running: dict[Any, tuple[str, int]] = {}
