@@ -105,19 +105,14 @@ from inspect_ai.model import ChatMessageUser, execute_tools, get_model
 from inspect_ai.solver import solver
 from inspect_ai.tool import tool
 
-@tool
-def mail_list():
+def listing(reply, summary):
     async def execute() -> str:
-        \"\"\"List mail.\"\"\"
-        return "1 message: Budget"
+        return reply
+    execute.__doc__ = summary
     return execute
 
-@tool
-def files_list():
-    async def execute() -> str:
-        \"\"\"List files.\"\"\"
-        return "notes.md"
-    return execute
+mail_list = tool(name="mail_list")(lambda: listing("1 message: Budget", "List mail."))
+files_list = tool(name="files_list")(lambda: listing("notes.md", "List files."))
 
 @tool
 def final_answer():
