@@ -252,7 +252,7 @@ def test_a_worker_starts_from_a_clean_state(sample, tmp_path: Path) -> None:
         [sys.executable, "-c", "import json, litellm; print(json.dumps(sorted("
                                "litellm.in_memory_llm_clients_cache.cache_dict)))"],
         capture_output=True, text=True, check=True).stdout)
-    assert set(litellm.in_memory_llm_clients_cache.cache_dict) > set(imported), \
+    assert set(litellm.in_memory_llm_clients_cache.cache_dict) - set(imported), \
         "the parent holds clients of its calls"
     context = worker_context()
     reader, sender = context.Pipe(duplex=False)
