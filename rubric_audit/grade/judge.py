@@ -327,13 +327,16 @@ async def grade_runs_batch(run_paths: list[Path], config: ModelConfig, template:
                            skipped=read - len(graded))
     if progress is not None:
         progress.planned(sum(len(known[a.task_id].criteria) for a in graded))
-    roots = [Path(p).resolve() for p in run_paths]
-    for root, path in zip(roots, run_paths, strict=True):
-        mine = [a for a in graded if Path(a.source).resolve().is_relative_to(root)]
-        graded = [a for a in graded if a not in mine]
+    left = {a.id: a for a in graded}
+    for path in run_paths:
+        root = Path(path).resolve()
+        mine = [a for a in left.values() if Path(a.source).resolve().is_relative_to(root)]
+        for attempt in mine:
+            del left[attempt.id]
         calls = [BatchCall(custom_id=_call_id(a, c.id), messages=judge_messages(
-                     template, known[a.task_id], c.text, a.answer, artifacts_text(a)))
-                 for a in mine for c in known[a.task_id].criteria]
+                     template, known[a.task_id], c.text, a.answer, artifacts))
+                 for a in mine for artifacts in [artifacts_text(a)]
+                 for c in known[a.task_id].criteria]
         if not calls:
             continue
 
