@@ -85,3 +85,16 @@ def test_no_module_lies_outside_a_package() -> None:
     """rubric_audit's top level holds only its packages, __init__ and __main__."""
     loose = sorted(p.name for p in (ROOT / "rubric_audit").glob("*.py"))
     assert loose == ["__init__.py", "__main__.py"]
+
+
+def test_no_private_name_is_imported_across_modules() -> None:
+    """A name with a leading underscore is its module's own: another module that needs it gets it
+    made public (named for what it is), so what a module offers is what it exports."""
+    private = []
+    for module, path in sorted(project_modules().items()):
+        for node in ast.walk(ast.parse(path.read_text(encoding="utf-8"))):
+            if (isinstance(node, ast.ImportFrom) and node.module and node.level == 0
+                    and node.module.split(".")[0] in PACKAGES):
+                private += [f"{module} imports {node.module}.{a.name}" for a in node.names
+                            if a.name.startswith("_") and not a.name.startswith("__")]
+    assert not private, "\n".join(private)

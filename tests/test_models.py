@@ -234,9 +234,9 @@ def test_a_request_past_its_timeout_is_cut_and_retried_then_unavailable() -> Non
 def test_the_time_budget_cuts_a_request_at_its_end_and_starts_none_after_it() -> None:
     """A request running when the command's budget ends is cut then (not at its own 120 s
     timeout), is not retried, and is unavailable; a call after the end never reaches the server."""
-    from rubric_audit.core.llm import BUDGET_SPENT, _litellm, deadline_after
+    from rubric_audit.core.llm import BUDGET_SPENT, deadline_after, litellm_module
 
-    _litellm()  # imported first: its import (seconds) would spend the budget before the request
+    litellm_module()  # imported first: its import (seconds) would spend the budget before the request
     with FakeOpenAI(lambda body: text("ok"), latency=3.0) as server:
         started = time.monotonic()
         with pytest.raises(ModelUnavailable) as spent:

@@ -35,12 +35,12 @@ from rubric_audit.core.llm import (
     ModelUnavailable,
     ResponseCache,
     Structured,
-    _instructor_mode,
-    _litellm,
-    _request,
-    _with_retries,
     capability_mode,
+    instructor_mode,
+    litellm_module,
+    request_arguments,
     structured,
+    with_retries,
 )
 from rubric_audit.core.model import Usage
 
@@ -111,8 +111,8 @@ def _body(config: ModelConfig, call: BatchCall, response_model: type[BaseModel]
     from instructor.v2.core.response import handle_response_model
 
     mode = config.structured_mode or capability_mode(config)
-    kwargs = _request(config, call.messages, STRUCTURED_OUTPUT_CAP)
-    prepared, body = handle_response_model(response_model, mode=_instructor_mode(mode),
+    kwargs = request_arguments(config, call.messages, STRUCTURED_OUTPUT_CAP)
+    prepared, body = handle_response_model(response_model, mode=instructor_mode(mode),
                                            **{k: v for k, v in kwargs.items()
                                               if k not in ("api_base", "api_key", "timeout",
                                                            "num_retries")})
@@ -137,7 +137,7 @@ def _parse(line: dict[str, Any], prepared: Any, response_model: type[M], config:
         completion = ChatCompletion.model_validate(response.get("body") or {})
         mode = config.structured_mode or capability_mode(config)
         parsed = process_response(completion, response_model=prepared, stream=False,
-                                  mode=_instructor_mode(mode))
+                                  mode=instructor_mode(mode))
         value = response_model.model_validate(parsed.model_dump())
     except Exception:  # unparseable (or cut): asked again one by one, with instructor's re-asks
         return None
@@ -150,7 +150,7 @@ def _parse(line: dict[str, Any], prepared: Any, response_model: type[M], config:
 
 def _litellm_args(config: ModelConfig) -> dict[str, Any]:
     """Where the batch goes: litellm's provider, base URL and key for the config's model."""
-    provider = _litellm().get_llm_provider(config.model, api_base=config.api_base)[1]
+    provider = litellm_module().get_llm_provider(config.model, api_base=config.api_base)[1]
     args: dict[str, Any] = {"custom_llm_provider": provider}
     if config.api_base:
         args["api_base"] = config.api_base
@@ -160,7 +160,7 @@ def _litellm_args(config: ModelConfig) -> dict[str, Any]:
 
 
 async def _submit(config: ModelConfig, jsonl: bytes, digest: str, calls: int) -> BatchRecord:
-    litellm, args = _litellm(), _litellm_args(config)
+    litellm, args = litellm_module(), _litellm_args(config)
 
     async def submit() -> BatchRecord:
         uploaded = await litellm.acreate_file(file=(f"{digest[:16]}.jsonl", jsonl),
@@ -170,14 +170,14 @@ async def _submit(config: ModelConfig, jsonl: bytes, digest: str, calls: int) ->
         return BatchRecord(requests=digest, batch_id=batch.id, input_file_id=uploaded.id,
                            model=config.model, calls=calls)
 
-    return await _with_retries(config, submit)
+    return await with_retries(config, submit)
 
 
 async def _wait(config: ModelConfig, batch_id: str, poll: float) -> Any:
     """The batch once it has ended; BudgetSpent when the command's time budget ends first."""
-    litellm, args = _litellm(), _litellm_args(config)
+    litellm, args = litellm_module(), _litellm_args(config)
     while True:
-        batch = await _with_retries(config, lambda: litellm.aretrieve_batch(batch_id=batch_id,
+        batch = await with_retries(config, lambda: litellm.aretrieve_batch(batch_id=batch_id,
                                                                             **args))
         if batch.status in ENDED:
             return batch
@@ -189,8 +189,8 @@ async def _wait(config: ModelConfig, batch_id: str, poll: float) -> Any:
 async def _lines(config: ModelConfig, file_id: str | None) -> list[dict[str, Any]]:
     if not file_id:
         return []
-    litellm, args = _litellm(), _litellm_args(config)
-    content = await _with_retries(config, lambda: litellm.afile_content(file_id=file_id, **args))
+    litellm, args = litellm_module(), _litellm_args(config)
+    content = await with_retries(config, lambda: litellm.afile_content(file_id=file_id, **args))
     lines = []
     for text in content.content.decode("utf-8", errors="replace").splitlines():
         try:

@@ -206,7 +206,7 @@ def _quiet_libraries() -> None:
 
 
 @functools.cache
-def _litellm() -> Any:
+def litellm_module() -> Any:
     """Import litellm once per process and set it up for the runner's many calls.
 
     Its import leaves some 370,000 long-lived objects that every full garbage collection would
@@ -270,7 +270,7 @@ def _reason(exc: BaseException) -> str:
     return f"{type(exc).__name__}: {text[:300]}"
 
 
-def _request(config: ModelConfig, messages: list[dict[str, Any]], cap: int,
+def request_arguments(config: ModelConfig, messages: list[dict[str, Any]], cap: int,
              **extra: Any) -> dict[str, Any]:
     """litellm arguments for one call: retries are ours, so litellm's own are off; the output
     cap is the config's, else `cap`."""
@@ -365,10 +365,10 @@ def provider_answer(exc: BaseException) -> ProviderAnswer:
 def _provider_errors() -> tuple[type[BaseException], ...]:
     import openai
 
-    return (openai.OpenAIError, _litellm().exceptions.APIError, CallTimedOut)
+    return (openai.OpenAIError, litellm_module().exceptions.APIError, CallTimedOut)
 
 
-async def _with_retries(config: ModelConfig, call: Callable[[], Awaitable[T]]) -> T:
+async def with_retries(config: ModelConfig, call: Callable[[], Awaitable[T]]) -> T:
     """`call()`, retrying transient provider errors (tenacity: jittered exponential backoff, or
     the provider's Retry-After); raises ModelUnavailable when it gives up."""
     import tenacity
@@ -452,7 +452,7 @@ class _Bounded:
         answer: ProviderAnswer | None = None
         try:
             with _deadline(seconds):
-                response = await _litellm().acompletion(**kwargs)
+                response = await litellm_module().acompletion(**kwargs)
         except Exception as exc:
             answer = provider_answer(exc)
             raise
@@ -483,10 +483,10 @@ async def complete(config: ModelConfig, messages: list[dict[str, Any]],
                    tools: list[dict[str, Any]] | None = None, **extra: Any) -> Completion:
     """One chat completion (an agent's step: AGENT_OUTPUT_CAP unless the config caps it),
     retrying transient provider errors."""
-    litellm = _litellm()
-    kwargs = _request(config, messages, AGENT_OUTPUT_CAP, tools=tools, **extra)
+    litellm = litellm_module()
+    kwargs = request_arguments(config, messages, AGENT_OUTPUT_CAP, tools=tools, **extra)
     call = _Bounded(config)
-    response = await _with_retries(config, lambda: call.request(**kwargs))
+    response = await with_retries(config, lambda: call.request(**kwargs))
     choice = response.choices[0]
     return Completion(message=_message(choice.message),
                       usage=_usage(litellm, config.model, response),
@@ -498,13 +498,13 @@ def _missing_keys(config: ModelConfig) -> list[str]:
     left to the call: most providers have a default)."""
     if config.api_key:
         return []
-    found = _litellm().validate_environment(config.model, api_base=config.api_base)
+    found = litellm_module().validate_environment(config.model, api_base=config.api_base)
     return [k for k in found.get("missing_keys") or [] if "KEY" in k or "TOKEN" in k]
 
 
 def _provider(config: ModelConfig, option: str) -> str:
     try:
-        provider: str = _litellm().get_llm_provider(config.model, api_base=config.api_base)[1]
+        provider: str = litellm_module().get_llm_provider(config.model, api_base=config.api_base)[1]
         return provider
     except Exception:  # litellm raises a bare BadRequestError for any name it cannot route
         raise ModelSetupError(config.model, option, "unknown model: name it as provider/model, "
@@ -540,7 +540,7 @@ def _setup_problem(exc: BaseException, config: ModelConfig, provider: str) -> st
     base_setting = f"--api-base or {base_variable}"
     base = config.api_base or os.environ.get(base_variable)
     where = base or f"{provider}'s default endpoint"
-    key_setting = " or ".join(_litellm().validate_environment(config.model).get("missing_keys")
+    key_setting = " or ".join(litellm_module().validate_environment(config.model).get("missing_keys")
                               or []) or f"{provider.upper()}_API_KEY"
     if answer.kind == "unreachable":
         why = f": {answer.detail}" if answer.detail else ""
@@ -613,7 +613,7 @@ def capability_mode(config: ModelConfig) -> StructuredMode:
     if config.api_base:
         return "json"
     try:
-        supported = _litellm().supports_response_schema(config.model)
+        supported = litellm_module().supports_response_schema(config.model)
     except Exception:  # a model litellm has no data for
         supported = False
     return "json-schema" if supported else "json"
@@ -749,7 +749,7 @@ class Structured(BaseModel, Generic[M]):
     longest_request_seconds: float = 0.0
 
 
-def _instructor_mode(mode: StructuredMode) -> Any:
+def instructor_mode(mode: StructuredMode) -> Any:
     import instructor
 
     return {"json-schema": instructor.Mode.JSON_SCHEMA, "tools": instructor.Mode.TOOLS}.get(
@@ -774,16 +774,16 @@ async def structured(config: ModelConfig, messages: list[dict[str, Any]],
     if cache is not None and (hit := cache.get(key)) is not None:
         return Structured(value=response_model.model_validate_json(hit), usage=Usage.zero(),
                           cached=True)
-    litellm = _litellm()
+    litellm = litellm_module()
     import instructor
     from instructor.core import IncompleteOutputException, InstructorRetryException
 
     mode = config.structured_mode or capability_mode(config)
     bounded = _Bounded(config, schema if mode == "json-object-schema" else None,
                        lenient=mode != "tools")
-    client = instructor.from_litellm(bounded.request, mode=_instructor_mode(mode))
+    client = instructor.from_litellm(bounded.request, mode=instructor_mode(mode))
     assert isinstance(client, instructor.AsyncInstructor)  # bounded.request is a coroutine function
-    kwargs = _request(config, messages, STRUCTURED_OUTPUT_CAP)
+    kwargs = request_arguments(config, messages, STRUCTURED_OUTPUT_CAP)
     errors = _provider_errors()
 
     async def call() -> tuple[M, Any] | Structured[M]:
@@ -806,7 +806,7 @@ async def structured(config: ModelConfig, messages: list[dict[str, Any]],
                 return Structured(error=" ".join(str(exc).split())[:300])
         raise provider  # outside the handler, so its own chain (the provider's answer) is kept
 
-    reply = await _with_retries(config, call)
+    reply = await with_retries(config, call)
     longest = round(bounded.longest, 3)
     if isinstance(reply, Structured):
         return reply.model_copy(update={"longest_request_seconds": longest})
