@@ -189,7 +189,7 @@ def test_the_tolerance_summary_counts_a_task_too_long_to_read_apart() -> None:
     assert checks(lints.numeric_criterion_without_tolerance, unread) == []
     summary = lints.tolerance_summary([read, unread])
     assert (summary.counted, summary.total, summary.findings, summary.unread_tasks) == (1, 1, 1, 1)
-    assert summary.describe().endswith("; 1 task(s) not read, a text too long to read for numbers")
+    assert summary.describe().endswith("; 1 task not read, a text too long to read for numbers")
     assert "not read" not in lints.tolerance_summary([read]).describe()
 
 

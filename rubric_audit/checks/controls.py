@@ -207,7 +207,7 @@ def _broken_expectation(task: Task, control: Control, grader: str, own: list[Cri
             evidence["rests_on"] = CODE_FAIL
         return Finding(task_id=task.id, criterion_id=failed[0], check="control_gold_fails",
                        severity="error", evidence=evidence,
-                       message=f"the gold answer fails {len(failed)} criterion(s) under {grader}: "
+                       message=f"the gold answer fails {', '.join(failed)} under {grader}: "
                                f"broken oracle")
     if control.kind in ("null", "refusal") and outcome == "pass":
         return Finding(task_id=task.id, check="control_null_passes", severity="error",

@@ -13,6 +13,7 @@ from collections.abc import Callable, Iterator
 from rubric_audit.checks.numbers import unread
 from rubric_audit.checks.text import task_texts
 from rubric_audit.core.model import Attempt, Benchmark, CriterionGrade, Finding, Task, VariantPrompt
+from rubric_audit.core.words import plural
 
 QUOTED = 5  # sentences quoted in a finding; the whole difference is stored with the variant
 
@@ -132,8 +133,8 @@ def input_grade_mismatch(attempt: Attempt, grades: list[CriterionGrade],
     if unknown or without:
         yield Finding(task_id=task.id, check="input_grade_mismatch", severity="error",
                       message=f"grades.json of {attempt.id} does not match the rubric: "
-                              f"{len(unknown)} unknown verifier id(s), {len(without)} criterion(s) "
-                              f"without a grade",
+                              f"{plural(len(unknown), 'unknown verifier id')}, "
+                              f"{plural(len(without), 'criterion')} without a grade",
                       evidence={"attempt": attempt.id, "unknown_verifier_ids": unknown,
                                 "criteria_without_grade": without})
 

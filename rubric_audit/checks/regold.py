@@ -382,8 +382,9 @@ def regold_findings(task: Task, results: list[Recomputed], recipe: Recipe) -> li
                 task_id=task.id, criterion_id=r.criterion_id, check="gold_recompute_mismatch",
                 severity="error",
                 message=f"recomputed from the workbook with the task's inputs: {r.value:,.4g}; "
-                        f"the {' and the '.join(wrong)} state "
-                        f"{r.criterion_value if 'criterion' in wrong else r.gold_values}",
+                        f"the {' and the '.join(wrong)} {'state' if len(wrong) > 1 else 'states'} "
+                        + ", ".join(f"{v:,.4g}" for v in ([r.criterion_value]
+                                                          if 'criterion' in wrong else r.gold_values)),
                 evidence={**r.model_dump(), "workbook": recipe.workbook, "inputs": inputs}))
     return findings
 

@@ -16,6 +16,7 @@ from typing import Annotated, Any, Literal
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
 from rubric_audit.core.errors import InputError
+from rubric_audit.core.words import plural
 
 MAX_ID_BYTES = 200
 
@@ -522,8 +523,8 @@ class CheckSummary(Record):
     unread_tasks: int = 0
 
     def describe(self) -> str:
-        unread = (f"; {self.unread_tasks} task(s) not read, a text too long to read for numbers"
-                  if self.unread_tasks else "")
+        unread = (f"; {plural(self.unread_tasks, 'task')} not read, a text too long to read "
+                  f"for numbers" if self.unread_tasks else "")
         return (f"{self.counted} of {self.total} {self.subject} {self.condition}; "
                 f"{self.findings} of them a finding ({self.finding_when}){unread}")
 

@@ -16,6 +16,7 @@ import numpy as np
 from pydantic import BaseModel
 
 from rubric_audit.core.model import Review
+from rubric_audit.core.words import plural
 
 
 class Kappa(BaseModel):
@@ -106,9 +107,10 @@ def describe(a: GroupAgreement) -> str:
         return f"{a.group}: fewer than two reviewers"
 
     def value(k: Kappa) -> str:
-        return f"{'n/a' if k.kappa is None else f'{k.kappa:.2f}'} ({k.tasks} tasks)"
+        return f"{'n/a' if k.kappa is None else f'{k.kappa:.2f}'} ({plural(k.tasks, 'task')})"
 
     parts = [f"{'-'.join(k.reviewers)} {value(k)}" for k in a.pairs]
     if a.fleiss:
         parts.append(f"Fleiss {value(a.fleiss)}")
-    return f"{a.group}: Cohen " + ", ".join(parts) + f"; {len(a.disagreements)} disagreements"
+    return (f"{a.group}: Cohen " + ", ".join(parts)
+            + f"; {plural(len(a.disagreements), 'disagreement')}")
