@@ -62,6 +62,13 @@ def _library_log(tmp_path_factory: pytest.TempPathFactory) -> None:
     os.environ.setdefault("RUBRIC_AUDIT_LOG", str(tmp_path_factory.mktemp("log") / "rubric-audit.log"))
 
 
+def folder_contents(folder: Path, *leave_out: str) -> dict[str, bytes]:
+    """Every file under `folder` (its path inside it -> its bytes) but those named in
+    `leave_out`: an output folder, the site's pages included, to compare before and after."""
+    return {p.relative_to(folder).as_posix(): p.read_bytes() for p in sorted(folder.rglob("*"))
+            if p.is_file() and p.name not in leave_out}
+
+
 def write_json(path: Path, data: Any) -> Path:
     path.parent.mkdir(parents=True, exist_ok=True)
     path.write_text(json.dumps(data, indent=2))

@@ -21,7 +21,13 @@ from typer.testing import CliRunner
 
 from rubric_audit.cli import app
 from rubric_audit.core.errors import InputError, read_bytes
-from tests.conftest import add_lying_entry, make_benchmark, make_task, make_variant
+from tests.conftest import (
+    add_lying_entry,
+    folder_contents,
+    make_benchmark,
+    make_task,
+    make_variant,
+)
 
 runner = CliRunner()
 TASK = make_task()
@@ -265,7 +271,7 @@ def test_unusable_input_is_one_line_and_exit_2(tmp_path: Path, break_it, file: s
     root = _bench(tmp_path / "b")
     out = tmp_path / "out"
     assert runner.invoke(app, ["audit", str(root), "--out", str(out)]).exit_code == 0
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = folder_contents(out)
     break_it(root)
     result = runner.invoke(app, ["audit", str(root), "--out", str(out)])
     assert result.exit_code == 2, (result.output, result.exception)
@@ -274,7 +280,7 @@ def test_unusable_input_is_one_line_and_exit_2(tmp_path: Path, break_it, file: s
     assert "internal error" not in line
     if field is not None:
         assert f": {field}: " in line, line
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert folder_contents(out) == before
 
 
 # The workspace reads documents only when the agent asks (a broken docx is then a tool error).
@@ -365,12 +371,12 @@ def test_an_audit_that_meets_an_unreadable_stored_review_changes_nothing(tmp_pat
                    "evidence_hash) VALUES ('eve', '2025-01-01T00:00:00+00:00', 'task_1', "
                    "'pwned', '', '')")
     _set(f"{GRADES}", "verifier_results", 0, "score", value=0.0)(root)
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = folder_contents(out)
     result = runner.invoke(app, ["audit", str(root), "--out", str(out)])
     assert result.exit_code == 2, (result.output, result.exception)
     [line] = result.stderr.strip().splitlines()
     assert "audit.db: reviews.label" in line, line
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert folder_contents(out) == before
 
 
 def test_a_deeply_nested_json_file_is_sniffed_in_memory_linear_in_its_size(tmp_path: Path) -> None:

@@ -21,6 +21,7 @@ from tests.conftest import (
     FIXTURES,
     SAMPLE,
     SHARED_RUNS,
+    folder_contents,
     make_benchmark,
     make_task,
     make_variant,
@@ -80,7 +81,7 @@ def test_audit_uses_shipped_runs_and_writes_outputs(tmp_path: Path) -> None:
     assert result.exit_code == 0, result.output
     assert "no model was called" in result.stdout
     assert sorted(p.name for p in out.iterdir()) == [
-        "audit.db", "audit.json", "findings.jsonl", "report.html", "report.md"]
+        "audit.db", "audit.json", "findings.jsonl", "report.html", "report.md", "site"]
     summary = json.loads((out / "audit.json").read_text())
     [score] = summary["scores"]
     assert (score["graded_attempts"], score["unavailable_attempts"]) == (2, 1)
@@ -129,11 +130,11 @@ def test_bad_runs_leave_an_existing_output_untouched(tmp_path: Path) -> None:
     root = _audit_bench(tmp_path)
     out = tmp_path / "out"
     invoke("audit", root, "--out", out)
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = folder_contents(out)
     (tmp_path / "junk").mkdir()
     result = invoke("audit", root, "--runs", tmp_path / "junk", "--out", out)
     assert result.exit_code == 2 and "not a run folder" in result.stderr
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert folder_contents(out) == before
 
 
 def test_audit_refuses_an_output_of_another_benchmark(tmp_path: Path) -> None:
@@ -259,11 +260,11 @@ def test_an_empty_audit_db_is_refused_and_reports_kept(tmp_path: Path) -> None:
     out = tmp_path / "out"
     invoke("audit", root, "--out", out)
     (out / "audit.db").write_bytes(b"")
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = folder_contents(out)
     for args in (("audit", root, "--out", out), ("report", out)):
         result = invoke(*args)
         assert result.exit_code == 2 and "empty file (0 bytes)" in result.stderr
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert folder_contents(out) == before
 
 
 def test_a_stored_row_that_is_not_json_is_one_line(tmp_path: Path) -> None:
@@ -290,7 +291,7 @@ def test_a_failed_audit_leaves_the_previous_store_and_reports(tmp_path: Path,
     invoke("audit", root, "--out", out)
     with AuditStore(out / "audit.db") as store:
         stored = (store.attempts(), store.grades(), store.findings())
-    before = {p.name: p.read_bytes() for p in out.iterdir() if p.name != "audit.db"}
+    before = folder_contents(out, "audit.db")
     make_variant(root / "runs", "m2-base", "m/two", [
         (make_task(), 1, {"task_1_c1": "fail", "task_1_c2": "fail"})])
 
@@ -302,7 +303,7 @@ def test_a_failed_audit_leaves_the_previous_store_and_reports(tmp_path: Path,
     assert result.exit_code == 1 and "internal error (OSError: disk full)" in result.stderr
     with AuditStore(out / "audit.db") as store:
         assert (store.attempts(), store.grades(), store.findings()) == stored
-    assert {p.name: p.read_bytes() for p in out.iterdir() if p.name != "audit.db"} == before
+    assert folder_contents(out, "audit.db") == before
 
 
 def test_staging_folders_of_a_killed_audit_are_removed(tmp_path: Path) -> None:
@@ -342,12 +343,12 @@ def test_a_read_only_output_folder_is_one_line(tmp_path: Path) -> None:
     root = _audit_bench(tmp_path)
     out = tmp_path / "out"
     invoke("audit", root, "--out", out)
-    before = {p.name: p.read_bytes() for p in out.iterdir()}
+    before = folder_contents(out)
     with unwritable(out):
         results = [invoke("audit", root, "--out", out), invoke("report", out)]
     for result in results:  # the audit's results reused, or the reports again: both refused
         assert result.exit_code == 2 and "not writable" in result.stderr, result.output
-    assert {p.name: p.read_bytes() for p in out.iterdir()} == before
+    assert folder_contents(out) == before
 
 
 def test_names_that_look_like_markup_are_printed_as_written(tmp_path: Path) -> None:

@@ -4,10 +4,11 @@ One benchmark and its runs carry each payload as a task's name, domain, prompt, 
 explanation, gold and expected output, as a world file's name and text, as a variant folder, a
 model, a judge, an answer and a rationale (task t<i> holds payload i; task `tall` holds them all at
 once). The audit of it is then read back through the CLI (terminal), the review app (Textual,
-driven by Pilot), report.md (CommonMark), report.html (Chromium), the CSV exports, the plots and
-the store: stranger text must be shown as written, with what would act made visible, and never
-act (no escape reaches a terminal, no markup or action runs, no element or link is made, no
-formula starts, no mathtext is parsed) and never be altered where it is kept.
+driven by Pilot), report.md (CommonMark), report.html and the site's task pages (Chromium), the
+CSV exports, the plots and the store: stranger text must be shown as written, with what would
+act made visible, and never act (no escape reaches a terminal, no markup or action runs, no
+element or link is made, no formula starts, no mathtext is parsed) and never be altered where it
+is kept.
 """
 
 from __future__ import annotations
@@ -27,6 +28,7 @@ from typer.testing import CliRunner
 
 from rubric_audit.cli import app
 from rubric_audit.core.text import visible
+from rubric_audit.report.html import SCRIPT
 from tests.conftest import make_attempt, make_benchmark, make_task, write_json
 from tests.hostile import (
     BY_NAME,
@@ -328,6 +330,14 @@ ALLOWED_TAGS = {"h1", "h2", "p", "ul", "li", "table", "thead", "tbody", "tr", "t
 SVG_TAGS = {"svg", "g", "path", "defs", "use", "text", "clippath", "rect", "style", "metadata",
             "rdf:rdf", "cc:work", "dc:type", "dc:date", "dc:format", "dc:creator", "cc:agent",
             "dc:title", "polyline", "line", "circle", "tspan"}
+# report.html's and the site's own elements: the page, figures, links, the filter box, folds
+PAGE_TAGS = ALLOWED_TAGS | SVG_TAGS | {
+    "html", "head", "meta", "title", "style", "body", "figure", "figcaption", "div", "a", "nav",
+    "script", "p", "label", "input", "output", "pre", "details", "summary"}
+# Our own links: a task's page (from the report or from a page beside it), the report, one of
+# its sections; and a plot's references to its own parts (matplotlib's SVG)
+OWN_LINK = re.compile(r"(?:(?:\.\./\.\./)?(?:site/tasks/[\w-]+-[0-9a-f]{12}\.html|report\.html))?"
+                      r"(?:#[\w-]+)?", re.ASCII)
 
 
 class _Page(HTMLParser):
@@ -338,6 +348,7 @@ class _Page(HTMLParser):
         self.tags: list[tuple[str, dict[str, str | None]]] = []
         self.text: list[str] = []
         self.svg_text: list[str] = []
+        self.scripts: list[str] = []
         self.title = ""
         self._open: list[str] = []
 
@@ -352,6 +363,8 @@ class _Page(HTMLParser):
     def handle_data(self, data: str) -> None:
         if "title" in self._open:
             self.title += data
+        elif "script" in self._open:
+            self.scripts.append(data)
         elif "svg" in self._open:
             if "text" in self._open:
                 self.svg_text.append(data)
@@ -373,7 +386,7 @@ def _shown_in_tables(p: Payload) -> str:
 
 def _task_column(page: str) -> list[str]:
     """The first cell of each row of a rendered report's Tasks table, squashed."""
-    table = page.split("<h2>Tasks</h2>", 1)[1].split("</table>", 1)[0]
+    table = re.split(r"<h2[^>]*>Tasks</h2>", page, maxsplit=1)[1].split("</table>", 1)[0]
     rows = re.findall(r"<tr>\s*<td>(.*?)</td>", table, re.S)
     return sorted(squash(html.unescape(re.sub(r"<[^>]*>", "", cell))) for cell in rows)
 
@@ -412,19 +425,50 @@ def test_report_html_shows_stranger_text_and_plain_plot_labels(
     """report.html: stranger text makes no element or attribute, every payload is shown as
     written; plots are drawn (mathtext in a variant's name is plain text in its label)."""
     page_text = (audited[1] / "report.html").read_text()
-    assert not acting(page_text), acting(page_text)[:10]
     assert "could not be drawn" not in page_text and page_text.count("<svg") >= 3
-    page = _parsed(page_text)
-    ours = ALLOWED_TAGS | {"html", "head", "meta", "title", "style", "body", "figure",
-                           "figcaption", "div"} | SVG_TAGS
-    assert {tag for tag, _ in page.tags} <= ours, {tag for tag, _ in page.tags} - ours
-    assert not any(k.startswith("on") or k in ("href", "src") for _, a in page.tags for k in a)
+    page = _our_page(page_text)
     text = squash("".join(page.text))
     assert [p.name for p in STORABLE if _shown_in_tables(p) not in text] == []
     assert _task_column(page_text) == _task_names()
     mathtext = BY_NAME["mathtext"]
     labels = "".join(page.svg_text)
     assert f"v{STORABLE.index(mathtext):02d} {mathtext.text}" in labels, "drawn as written"
+
+
+def _our_page(page_text: str) -> _Page:
+    """A page of ours (report.html or a task's page), parsed: nothing in it acts on a terminal,
+    every element is one we write, no attribute runs script or loads anything, every link is
+    our own and the one script is ours."""
+    assert not acting(page_text), acting(page_text)[:10]
+    page = _parsed(page_text)
+    assert {tag for tag, _ in page.tags} <= PAGE_TAGS, {tag for tag, _ in page.tags} - PAGE_TAGS
+    assert not any(k.startswith("on") or k == "src" for _, a in page.tags for k in a)
+    hrefs = [a.get("href") or "" for _, a in page.tags if "href" in a]
+    assert [h for h in hrefs if not OWN_LINK.fullmatch(h)] == []
+    assert page.scripts == [SCRIPT]
+    return page
+
+
+def test_site_pages_show_stranger_text_and_make_no_element(
+        audited: tuple[Path, Path, str]) -> None:
+    """Each task's page: its name (every payload is one) shown as written in its heading, in a
+    file name made of plain characters; the page of the task holding every payload shows each
+    in its prompt, rubric, gold, answer and rationale; no stranger text makes an element, an
+    attribute or a link on any page."""
+    pages = sorted((audited[1] / "site" / "tasks").iterdir())
+    assert len(pages) == len(STORABLE) + 1
+    assert all(re.fullmatch(r"[\w-]+-[0-9a-f]{12}\.html", p.name, re.ASCII) for p in pages)
+    headings = []
+    for path in pages:
+        page_text = path.read_text()
+        _our_page(page_text)
+        headings.append(squash(html.unescape(re.sub(
+            r"<[^>]*>", "", page_text.split("<h1>", 1)[1].split("</h1>", 1)[0]))))
+    assert sorted(headings) == _task_names()
+    [tall] = [p for p in pages if p.name.startswith("all-payloads-")]
+    text = squash("".join(_parsed(tall.read_text()).text))
+    shown = squash(visible(ALL))
+    assert text.count(shown) >= 4, "prompt, gold, answer, rationale"
 
 
 @pytest.mark.skipif(CHROMIUM is None and not os.environ.get("REQUIRE_CHROMIUM"),
@@ -442,14 +486,16 @@ def test_report_html_in_chromium_runs_no_stranger_script(audited: tuple[Path, Pa
     rendered.write_text("<!DOCTYPE html><html><head><title>report.md</title></head><body>"
                         + _lax_markdown().render((audited[1] / "report.md").read_text())
                         + "</body></html>")
-    for page, ran in ((planted, True), (report, False), (rendered, False)):
+    [tall] = (audited[1] / "site" / "tasks").glob("all-payloads-*.html")
+    for page, ran in ((planted, True), (report, False), (rendered, False), (tall, False)):
         done = chromium(page, "--dump-dom", "--virtual-time-budget=2000")
         assert "</html>" in done.stdout, done.stderr[-2000:]
         dom = _parsed(done.stdout)
         scripted = dom.title == "PWNED" or any(a.get("id") == "pwned" for _, a in dom.tags)
         assert scripted == ran, (page.name, dom.title)
         if page != planted:
-            assert dom.title in ("rubric-audit: bench", "report.md"), dom.title
+            assert dom.title in ("rubric-audit: bench", "report.md",
+                                 "all payloads: rubric-audit"), dom.title
             text = squash("".join(dom.text))
             assert [p.name for p in STORABLE if _shown_in_tables(p) not in text] == [], page
 

@@ -6,7 +6,6 @@ import html
 import json
 import os
 import re
-import shutil
 import subprocess
 import tempfile
 from pathlib import Path
@@ -28,9 +27,8 @@ from rubric_audit.report.stats import (
     proportion,
 )
 from rubric_audit.store.audit_store import AuditStore
+from tests.browser import CHROMIUM, Browser
 from tests.conftest import SAMPLE, make_task, make_variant
-
-CHROMIUM = shutil.which("chromium") or shutil.which("chromium-browser")
 
 
 def test_wilson_and_clopper_pearson_for_1_of_30() -> None:
@@ -109,48 +107,59 @@ def console_messages(page: Path) -> list[str]:
     return re.findall(r":CONSOLE[^\]]*\] (.*)", done.stderr)
 
 
-PROBE = """<script>
-const box = (q) => document.querySelector(q).getBoundingClientRect();
-document.body.dataset.probe = JSON.stringify({
-  scrollWidth: document.documentElement.scrollWidth, width: window.innerWidth,
-  headline: document.querySelector("h1 + p").textContent,
-  headlineBottom: box("h1 + p").bottom, chartBottom: box(".row").bottom});
-</script>"""
+FIRST_SCREEN = """(() => {
+  const box = (q) => document.querySelector(q)?.getBoundingClientRect();
+  return {scrollWidth: document.documentElement.scrollWidth, width: innerWidth,
+          height: innerHeight, actionsTop: box("#next-actions")?.top ?? null,
+          firstActionBottom: box("#next-actions-table tbody tr")?.bottom ?? null,
+          headline: document.querySelector("#scores + p")?.textContent ?? null};
+})()"""
 
 
-def first_screen(page: Path, size: str = "1400,900") -> dict[str, Any]:
-    """Lay `page` out in headless Chromium at 1400x900 with a probe script added to a copy
-    (the report itself has none): page width against the window, where the headline ends."""
-    probed = page.with_name("probed.html")
-    probed.write_text(page.read_text().replace("</body>", PROBE + "</body>"))
-    done = chromium(probed, f"--window-size={size}", "--dump-dom")
-    found = re.search(r'data-probe="([^"]*)"', done.stdout)
-    assert found, done.stderr[-2000:]
-    return json.loads(html.unescape(found.group(1)))
+def first_screen(browser: Browser, page: Path) -> dict[str, Any]:
+    """`page` laid out in headless Chromium: its width against the window's, where Next actions
+    and its first row are, the headline's text."""
+    browser.open(page)
+    return browser.evaluate(FIRST_SCREEN)  # type: ignore[no-any-return]
 
 
-# Four tasks of two criteria, three attempts each: (criterion verdicts per attempt)
+# Six tasks of two criteria, three attempts each: (criterion verdicts per attempt)
 RESCORED_TASKS = {
     "t1": [("fail", "pass")] * 3,  # labelled ambiguous
     "t2": [("pass", "pass"), ("fail", "fail"), ("pass", "fail")],  # labelled defective
     "t3": [("pass", "pass"), ("pass", "pass"), ("fail", "pass")],
     "t4": [("fail", "fail")] * 3,  # an error finding flags it; its gold fails (not achievable)
+    "t5": [("fail", "pass"), ("pass", "pass"), ("fail", "fail")],  # labelled grader error
+    "t6": [("pass", "pass")] * 3,  # labelled unearned credit
 }
-# option -> (pass@1, mean criterion score, pass@3, pass^3), by hand from the table above
+# option -> (pass@1, mean criterion score, pass@3, pass^3), by hand from the table above; per
+# task as graded: t1 (0, 1/2, 0, 0), t2 (1/3, 1/2, 1, 0), t3 (2/3, 5/6, 1, 0), t4 (0, 0, 0, 0),
+# t5 (1/3, 1/2, 1, 0), t6 (1, 1, 1, 1)
 RESCORED = {
-    "as_graded": ((0 + 1 / 3 + 2 / 3 + 0) / 4, (0.5 + 0.5 + 5 / 6 + 0) / 4, 2 / 4, 0.0),
-    "without_defective": ((0 + 2 / 3 + 0) / 3, (0.5 + 5 / 6 + 0) / 3, 1 / 3, 0.0),
-    "without_defective_or_ambiguous": ((2 / 3 + 0) / 2, (5 / 6 + 0) / 2, 1 / 2, 0.0),
-    "ambiguous_as_pass": ((1 + 1 / 3 + 2 / 3 + 0) / 4, (1 + 0.5 + 5 / 6 + 0) / 4, 3 / 4, 1 / 4),
+    "as_graded": ((0 + 1 / 3 + 2 / 3 + 0 + 1 / 3 + 1) / 6,
+                  (0.5 + 0.5 + 5 / 6 + 0 + 0.5 + 1) / 6, 4 / 6, 1 / 6),
+    "without_defective": ((0 + 2 / 3 + 0 + 1 / 3 + 1) / 5, (0.5 + 5 / 6 + 0 + 0.5 + 1) / 5,
+                          3 / 5, 1 / 5),
+    "without_defective_or_ambiguous": ((2 / 3 + 0 + 1 / 3 + 1) / 4, (5 / 6 + 0 + 0.5 + 1) / 4,
+                                       3 / 4, 1 / 4),
+    "ambiguous_as_pass": ((1 + 1 / 3 + 2 / 3 + 0 + 1 / 3 + 1) / 6,
+                          (1 + 0.5 + 5 / 6 + 0 + 0.5 + 1) / 6, 5 / 6, 2 / 6),
+    "grader_error_as_pass": ((0 + 1 / 3 + 2 / 3 + 0 + 1 + 1) / 6,
+                             (0.5 + 0.5 + 5 / 6 + 0 + 1 + 1) / 6, 4 / 6, 2 / 6),
+    # t6 fails on every attempt; its criterion score stays as graded
+    "unearned_as_fail": ((0 + 1 / 3 + 2 / 3 + 0 + 1 / 3 + 0) / 6,
+                         (0.5 + 0.5 + 5 / 6 + 0 + 0.5 + 1) / 6, 3 / 6, 0.0),
     "achievable": ((0 + 2 / 3) / 2, (0.5 + 5 / 6) / 2, 1 / 2, 0.0),
-    "without_flagged": ((0 + 1 / 3 + 2 / 3) / 3, (0.5 + 0.5 + 5 / 6) / 3, 2 / 3, 0.0),
+    "without_flagged": ((0 + 1 / 3 + 2 / 3 + 1 / 3 + 1) / 5, (0.5 + 0.5 + 5 / 6 + 0.5 + 1) / 5,
+                        4 / 5, 1 / 5),
 }
 
 
 def test_every_rescoring_option_scores_its_tasks_as_computed_by_hand() -> None:
     """pass@1, the mean criterion score, pass@k and pass^k of each rescoring option, from
-    reviewers' labels, the achievable set and the flagged tasks; under `ambiguous_as_pass` the
-    ambiguous task counts as passed in all four (it moved pass@1 only)."""
+    reviewers' labels, the achievable set and the flagged tasks; under `ambiguous_as_pass` and
+    `grader_error_as_pass` the task so labelled counts as passed in all four (it moved pass@1
+    only), under `unearned_as_fail` as failed in pass@1, pass@k and pass^k."""
     from rubric_audit.core.model import Attempt, Criterion, CriterionGrade, Finding, Task
     from rubric_audit.report.statistics import OPTIONS, build_statistics
 
@@ -166,7 +175,8 @@ def test_every_rescoring_option_scores_its_tasks_as_computed_by_hand() -> None:
                                       grader="recorded", verdict=v)
                        for i, v in enumerate(verdicts, start=1)]
     flag = Finding(task_id="t4", check="control_gold_fails", severity="error", message="m")
-    labels: dict[str, str | None] = {"t1": "ambiguous", "t2": "defective_task"}
+    labels: dict[str, str | None] = {"t1": "ambiguous", "t2": "defective_task",
+                                     "t5": "grader_error", "t6": "unearned"}
     stats = build_statistics(tasks, attempts, grades, ["recorded"], [flag], {}, labels,
                              achievable={"t1", "t3"}, finding_reviews=[])
     rows = {r.option: r for r in stats.scores}
@@ -182,21 +192,26 @@ def test_every_rescoring_option_scores_its_tasks_as_computed_by_hand() -> None:
 
 @pytest.mark.skipif(CHROMIUM is None and not os.environ.get("REQUIRE_CHROMIUM"),
                     reason="needs Debian's chromium (CI installs it and sets REQUIRE_CHROMIUM)")
-def test_report_first_screen_holds_the_headline_and_does_not_scroll_sideways(
+def test_report_first_screen_opens_with_next_actions_and_does_not_scroll_sideways(
         tmp_path: Path) -> None:
+    """At 1400x900 the report opens on what to fix: the Next actions heading and its first task
+    on the first screen, no sideways scroll; the headline follows."""
     assert CHROMIUM, "REQUIRE_CHROMIUM is set but chromium is not installed"
     wide = tmp_path / "wide.html"
-    wide.write_text('<!DOCTYPE html><html><body><h1>x</h1><p>wide</p>'
-                    '<div class="row" style="width:3000px">x</div></body></html>')
-    planted = first_screen(wide)
-    assert planted["scrollWidth"] > planted["width"], "the check can fail"
+    wide.write_text('<!DOCTYPE html><html><body><h2 id="next-actions">x</h2>'
+                    '<div style="width:3000px;margin-top:2000px">x</div></body></html>')
     out = tmp_path / "out"
     assert CliRunner().invoke(app, ["audit", str(SAMPLE), "--out", str(out)]).exit_code == 0
-    seen = first_screen(out / "report.html")
+    with Browser(tmp_path, 1400, 900) as browser:
+        planted = first_screen(browser, wide)
+        assert planted["scrollWidth"] > planted["width"], "the check can fail"
+        assert planted["firstActionBottom"] is None, "the check can fail"
+        seen = first_screen(browser, out / "report.html")
     assert seen["scrollWidth"] <= seen["width"] == 1400, "no horizontal scroll at 1400 px"
+    assert seen["actionsTop"] < seen["firstActionBottom"] <= seen["height"] == 900, \
+        "Next actions and its first task on the first screen"
     assert re.search(r"atlas-1 passes 57\.5% \[[\d.]+%, [\d.]+%\] of 20 tasks as graded, "
                      r"67\.9% .* of the 14 achievable tasks, .* after review", seen["headline"])
-    assert seen["headlineBottom"] < 900 and seen["chartBottom"] <= 900, "on the first screen"
     shot = tmp_path / "first-screen.png"
     chromium(out / "report.html", "--window-size=1400,900", "--hide-scrollbars",
              f"--screenshot={shot}")
@@ -327,7 +342,8 @@ def test_report_names_criteria_and_tasks_and_repeats_no_row(tmp_path: Path) -> N
         rows = table.splitlines()[2:]
         assert len(rows) == len(set(rows)), rows
     assert "| `as_graded` = `without_defective` = `without_defective_or_ambiguous` = " \
-           "`ambiguous_as_pass` | fictional/atlas-1 |" in report, "no reviews: one row"
+           "`ambiguous_as_pass` = `grader_error_as_pass` = `unearned_as_fail` | " \
+           "fictional/atlas-1 |" in report, "no reviews: one row"
     assert "| 0.3 to 0.7 | 4 | 0 | 0 | 1 | 2 | 1 |" in report
     assert report.count("*unavailable*:") == 1 and "A task is unavailable for a model when its " \
         "gold fails" not in report, "defined once, and only for what never completed grading"
@@ -377,7 +393,8 @@ def test_ungraded_is_its_own_state_in_outcomes_scores_and_screen(tmp_path: Path)
                                        "task_3": "unavailable"}
     assert outcomes["m2"]["tasks"] == {"task_1": "ungraded"}, "task_2 and 3 never attempted"
     assert outcomes["m2"]["counts"] == {"pass": 0, "fail": 0, "ungraded": 1, "unavailable": 0,
-                                        "unachievable": 1}, "no gold without a benchmark"
+                                        "unachievable": 0, "unknown": 1}, \
+        "no gold without a benchmark: achievability unknown, never unachievable"
     assert (outcomes["m1"]["unavailable_rate"], outcomes["m2"]["unavailable_rate"]) == (1 / 3, 0)
     scores = {s["variant"]: s for s in summary["scores"]}
     assert [(s["graded_attempts"], s["ungraded_attempts"], s["unavailable_attempts"],
@@ -388,7 +405,12 @@ def test_ungraded_is_its_own_state_in_outcomes_scores_and_screen(tmp_path: Path)
                                           "task_3": "infra_limited"}
     report = (out / "report.md").read_text()
     assert "| m2 | m2 | recorded | 0/1 | 0 | 1 | 0 | n/a | n/a |" in report
-    assert "| m2 | m2 | recorded | 0 | 0 | 1 | 0 | 0.0% | 1 |" in report
+    assert "| m2 | m2 | recorded | 0 | 0 | 1 | 0 | 0.0% | 0 | 0 | 1 |" in report
+    assert "| m/one | m1 | recorded | 0 | 1 | 1 | 1 | 33.3% | 1 | 0 | 3 |" in report, \
+        "the unavailable attempt the scores count, beside the unavailable task"
+    assert "| task_1 | m1 fail, m2 ungraded | unknown (no gold) |" in report
+    assert "unachievable (" not in report, "without a gold nothing is unachievable"
+    assert "**m1** passes 0.0% of 1 task as graded, 0.0% after review (1 task, " in report
     assert "| task_2 | m1 ungraded, m2 - |" in report and "| task_3 | m1 unavailable, m2 - |" \
         in report
     assert "3 of them ungraded" in report and report.count("*ungraded*:") == 1

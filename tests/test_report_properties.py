@@ -9,6 +9,7 @@ plots take them from.
 from __future__ import annotations
 
 import json
+import re
 from pathlib import Path
 from typing import Any
 
@@ -19,6 +20,7 @@ from hypothesis import strategies as st
 from rubric_audit.audit.job import write_reports
 from rubric_audit.core.model import Attempt, Control, Criterion, CriterionGrade, Review, Task
 from rubric_audit.load.runs import RecordedRuns
+from rubric_audit.report.html import SCRIPT
 from rubric_audit.report.stats import mean_interval, paired_difference, proportion
 from rubric_audit.store.audit_store import AuditStore
 
@@ -203,5 +205,19 @@ def test_stranger_names_in_report_md_render_as_text(tmp_path: Path) -> None:
     for tag in ("<img", "<script", "<a ", "<!--"):
         assert tag not in rendered, tag
     assert "\x1b" not in report and "&lt;img src=x onerror=alert(1)&gt;" in rendered
-    page = (tmp_path / "out" / "report.html").read_text()
-    assert "<img" not in page and "<script" not in page and "\x1b" not in page
+    pages = [tmp_path / "out" / "report.html", *(tmp_path / "out" / "site").rglob("*.html")]
+    assert len(pages) == 6, "the report and a page per task"
+    for path in pages:
+        page = path.read_text()
+        assert "<img" not in page and "\x1b" not in page
+        assert page.count("<script") == 1 and f"<script>{SCRIPT}</script>" in page, "ours alone"
+        for href in re.findall(r'href="([^"]*)"', page):
+            assert OWN_LINK.fullmatch(href) or IN_PAGE.fullmatch(href), href
+            assert IN_PAGE.fullmatch(href) or (path.parent / href.partition("#")[0]).is_file()
+
+
+# Our own links: to a task's page (from the report, or from a page beside it), back to the
+# report, to one of its sections; and a plot's references to its own parts (matplotlib's SVG)
+OWN_LINK = re.compile(r"(?:\.\./\.\./)?(?:site/tasks/[\w-]+-[0-9a-f]{12}\.html|report\.html)"
+                      r"(?:#[a-z-]+)?", re.ASCII)
+IN_PAGE = re.compile(r"#[\w-]+", re.ASCII)

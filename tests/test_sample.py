@@ -174,5 +174,9 @@ def test_committed_report_is_what_the_main_job_writes(tmp_path: Path) -> None:
     out = tmp_path / "sample"
     result = CliRunner().invoke(app, ["audit", str(SAMPLE), "--out", str(out)])
     assert result.exit_code == 0, result.output
+    committed = ROOT / "reports" / "sample"
     for name in ("audit.json", "findings.jsonl", "report.md", "report.html"):
-        assert (out / name).read_text() == (ROOT / "reports" / "sample" / name).read_text(), name
+        assert (out / name).read_text() == (committed / name).read_text(), name
+    assert _tree(out / "site") == _tree(committed / "site")
+    for name in _tree(committed / "site"):
+        assert (out / "site" / name).read_text() == (committed / "site" / name).read_text(), name

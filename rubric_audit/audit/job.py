@@ -35,7 +35,13 @@ from rubric_audit.checks.model_lints import MODEL_CHECKS, model_lint
 from rubric_audit.checks.precision import calibrate
 from rubric_audit.checks.provenance import answer_value_unsupported
 from rubric_audit.checks.regold import Regold, regold_everything
-from rubric_audit.core.atomic import check_writable, make_writable_folder, staged, write_atomic
+from rubric_audit.core.atomic import (
+    check_writable,
+    make_writable_folder,
+    replacing,
+    staged,
+    write_atomic,
+)
 from rubric_audit.core.atomic import remove_stale_staging as _remove_stale_staging  # a test stands in for it
 from rubric_audit.core.errors import InputError
 from rubric_audit.core.llm import (
@@ -67,10 +73,12 @@ from rubric_audit.load.variant_tasks import shared_task
 from rubric_audit.load.world import load_worlds
 from rubric_audit.report.html import render_html
 from rubric_audit.report.markdown import render_markdown
+from rubric_audit.report.site import site_pages
 from rubric_audit.report.summary import AuditSummary, build_summary
 from rubric_audit.store.audit_store import AuditStore, ImportSummary, open_audit
 
 DB_NAME = "audit.db"
+SITE = "site"  # the report's site: a page per task beside report.html
 BENCHMARK_STAGE = "input:benchmark"
 RUNS_STAGE = "input:runs"
 VARIANTS_STAGE = "input:variants"
@@ -542,7 +550,8 @@ def _audit(bench: Benchmark | None, paths: list[Path], out: Path, options: Audit
     worlds = load_worlds(bench) if bench is not None else {}
     given = options.models()
     models = check_models(given, structured=set(given))
-    with _output_folder(out) as folder, AuditStore(folder / DB_NAME) as store:
+    with _output_folder(out) as folder, AuditStore(folder / DB_NAME) as store, \
+            _site_replaced(folder) as site:
         with store.transaction():  # one commit: a failure leaves the previous audit as it was
             imported, _ = import_into(store, runs, bench)
             check_numbers_in_code(store)
@@ -564,6 +573,7 @@ def _audit(bench: Benchmark | None, paths: list[Path], out: Path, options: Audit
             # read inside the transaction: a stored row that cannot be read (a review with a
             # label this tool does not know) undoes the whole audit, not only the reports
             summary, files = rendered_reports(store)
+            _write_site(store, summary, site)
         _write_files(folder, files)
     return AuditResult(out=str(out), imported=imported, summary=summary)
 
@@ -601,10 +611,35 @@ def rendered_reports(store: AuditStore) -> tuple[AuditSummary, dict[str, str]]:
 
 
 def write_reports(store: AuditStore, folder: Path) -> AuditSummary:
-    """The reports of `rendered_reports`, written into `folder`."""
-    summary, files = rendered_reports(store)
-    _write_files(folder, files)
+    """The reports of `rendered_reports`, then the site, written into `folder`."""
+    with _site_replaced(folder) as site:
+        summary, files = rendered_reports(store)
+        _write_site(store, summary, site)
+        _write_files(folder, files)
     return summary
+
+
+@contextmanager
+def _site_replaced(folder: Path) -> Iterator[Path]:
+    """A hidden folder to build the site in, put in place of `folder/site` when the block ends
+    without an exception (after the reports are written), removed when it does not. A `site`
+    that is not a folder of ours (a file, a symbolic link) is refused before anything is
+    written."""
+    target = folder / SITE
+    if target.is_symlink() or (target.exists() and not target.is_dir()):
+        raise InputError(target, None, "is not the site folder rubric-audit writes (a file or "
+                                       "a symbolic link): move it away")
+    _remove_stale_staging(target)
+    with replacing(target) as site:
+        yield site
+
+
+def _write_site(store: AuditStore, summary: AuditSummary, site: Path) -> None:
+    """Every page of the site (report/site.py), written into the staging folder `site`."""
+    for path, page in site_pages(store, summary, store.findings()):
+        target = site.joinpath(*path.split("/")[1:])  # paths start with site/
+        target.parent.mkdir(parents=True, exist_ok=True)
+        target.write_text(page, encoding="utf-8")
 
 
 def _write_files(folder: Path, files: dict[str, str]) -> None:

@@ -67,25 +67,42 @@ def staged(out: Path, raced: str) -> Iterator[Path]:
 def write_folder(folder: Path, files: dict[str, str]) -> list[Path]:
     """`folder` holding exactly `files` (name -> text), written whole: built in a hidden sibling
     and swapped in for the folder it replaces, which is then removed. Returns the paths."""
-    new = staging_folder(folder.parent, f".{folder.name}.")
-    old = None
-    try:
+    with replacing(folder) as new:
         for name, text in files.items():
             (new / name).write_text(text, encoding="utf-8")
+    return [folder / name for name in files]
+
+
+@contextmanager
+def replacing(folder: Path) -> Iterator[Path]:
+    """A folder to build whole in place of `folder`: a hidden sibling (`.NAME.<pid>.*`, so
+    `remove_stale_staging` knows a killed run's) that takes `folder`'s place when the block ends
+    without an exception, and is removed when it does not."""
+    new = staging_folder(folder.parent, f".{folder.name}.{os.getpid()}.")
+    try:
+        yield new
+        _replace(new, folder)
+    finally:
+        if new.exists():
+            shutil.rmtree(new)
+
+
+def _replace(new: Path, folder: Path) -> None:
+    """`new` renamed into `folder`'s place: the folder it replaces is moved aside first, then
+    removed (or put back if `new` could not take its place)."""
+    old = None
+    try:
         if folder.exists():
-            old = staging_folder(folder.parent, f".{folder.name}.old.")
+            old = staging_folder(folder.parent, f".{folder.name}.{os.getpid()}.old.")
             old.rmdir()
             folder.rename(old)
         new.rename(folder)
     finally:
-        if new.exists():
-            shutil.rmtree(new)
         if old is not None and old.exists():
             if folder.exists():
                 shutil.rmtree(old)
             else:  # the new one did not take its place: the old one goes back
                 old.rename(folder)
-    return [folder / name for name in files]
 
 
 def remove_stale_staging(out: Path) -> None:

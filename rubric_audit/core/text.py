@@ -109,6 +109,9 @@ def html_text(text: str, style: Callable[[str], str] | None = None) -> str:
     own inline markup (applied to the escaped text), styles our parts only: a stranger's
     (`stranger`) are held out of it and put back escaped, so `*x*` or a backtick in a name is
     shown as written."""
+    if STRANGER_OPEN not in text and HOLD_OPEN not in text and HOLD_CLOSE not in text:
+        escaped = html.escape(visible(text))  # no stranger part: nothing to hold out
+        return style(escaped) if style else escaped
     held: list[str] = []
 
     def hold(found: re.Match[str]) -> str:

@@ -3,20 +3,25 @@ rendered as markdown and as HTML, so the two always say the same."""
 
 from __future__ import annotations
 
+import hashlib
+import re
+from collections.abc import Sequence
 from dataclasses import dataclass, field
 from typing import Literal
 
 from rubric_audit.checks.items import ITEM_CHECK_NAMES
 from rubric_audit.checks.precision import CODE_CHECKER, TRUSTED
 from rubric_audit.checks.screen import Category
-from rubric_audit.core.model import FAILURE_LABELS, SEVERITY_ORDER, Finding, Task, label_name
+from rubric_audit.core.model import SEVERITY_ORDER, Finding, Task, label_name
 from rubric_audit.core.scores import VariantScore
 from rubric_audit.core.text import one_line, stranger
+from rubric_audit.core.words import plural
+from rubric_audit.report.actions import strongest, tasks_to_fix
 from rubric_audit.report.correction import MIN_PASS_REVIEWS, Correction
-from rubric_audit.report.describe import criterion_title, readable
+from rubric_audit.report.describe import criterion_title, measured, readable
 from rubric_audit.report.statistics import ScoreRow
 from rubric_audit.report.stats import Interval
-from rubric_audit.report.summary import AuditSummary, CheckTrust
+from rubric_audit.report.summary import UNKNOWN, AuditSummary, CheckTrust
 from rubric_audit.review.agreement import describe
 
 
@@ -31,9 +36,39 @@ class Bullets:
 
 
 @dataclass
+class Cell:
+    """A table cell with more than its text: a link to a page of the site (our own path,
+    relative to the page the table is on) and a key to sort by where the text sorts wrongly
+    ("error" before "warning")."""
+
+    text: str
+    href: str | None = None
+    sort: str | None = None
+
+
+@dataclass
 class Table:
+    """Rows of cells; a table with a `name` sorts by any column and filters by words in
+    report.html and the site (markdown has no script: it shows the rows as they are)."""
+
     header: list[str]
-    rows: list[list[str]]
+    rows: Sequence[Sequence[str | Cell]]
+    name: str = ""
+
+
+@dataclass
+class Preformatted:
+    """A stranger's long text (a prompt, an answer, a tool result) shown with its line breaks."""
+
+    text: str
+
+
+@dataclass
+class Folded:
+    """Blocks shown under a one-line summary, unfolded on demand (a trajectory's step)."""
+
+    summary: str
+    blocks: list[Block]
 
 
 @dataclass
@@ -64,13 +99,16 @@ class Row:
     plots: list[Plot]
 
 
-Block = Text | Bullets | Table | Plot | Row
+Block = Text | Bullets | Table | Plot | Row | Preformatted | Folded
 
 
 @dataclass
 class Section:
+    """A titled part of a page; an `anchor` lets a link point at it (`#tasks`)."""
+
     title: str
     blocks: list[Block]
+    anchor: str = ""
 
 
 def pct(value: float | None) -> str:
@@ -83,6 +121,24 @@ def interval(i: Interval | None) -> str:
     if i.low is None or i.low == i.high:
         return pct(i.estimate)
     return f"{pct(i.estimate)} [{pct(i.low)}, {pct(i.high)}]"
+
+
+FROM_CHECKS = "from the checks"  # a score's group: tasks left out by the checks, not by review
+
+
+
+def task_page(task_id: str, name: str) -> str:
+    """The site's page of a task, relative to the report's folder: its name made a safe file
+    name (letters, digits, - and _) and a hash of its id, so two names cannot share a page and
+    no name can make a path."""
+    slug = re.sub(r"[^A-Za-z0-9_-]+", "-", name).strip("-")[:40] or "task"
+    return f"site/tasks/{slug}-{hashlib.sha256(task_id.encode()).hexdigest()[:12]}.html"
+
+
+def task_cell(task_id: str, names: dict[str, str]) -> Cell:
+    """A task's name, linked to its page."""
+    name = names.get(task_id, task_id)
+    return Cell(stranger(name), href=task_page(task_id, name))
 
 
 def _scores(scores: list[VariantScore]) -> Table:
@@ -143,7 +199,7 @@ def _headline_scores(summary: AuditSummary) -> list[tuple[str, str, ScoreRow]]:
             for s in sorted(rows, key=lambda s: (s.variant, order.index(s.option)))]
 
 
-def _headline(summary: AuditSummary) -> list[Block]:
+def _headline(summary: AuditSummary) -> Section:
     """One paragraph and one chart: pass@1 as graded, on achievable tasks and after review,
     and where the failures went, the way the published audits state it."""
     rows = _headline_scores(summary)
@@ -153,11 +209,13 @@ def _headline(summary: AuditSummary) -> list[Block]:
     sentences, review_sentences = [], []
     for variant in dict.fromkeys(v for v, _, _ in rows):
         by = {name: s for v, name, s in rows if v == variant}
-        wording = {"as graded": "of {} tasks as graded",
-                   "achievable tasks": "of the {} achievable tasks",
-                   "after review": "after review ({} tasks, without those reviewers labelled "
-                                   "defective)"}
-        parts = [f"{interval(s.pass_at_1)} {wording[n].format(s.tasks)}" for n, s in by.items()]
+        wording = {"as graded": ("of {} as graded", "task"),
+                   "achievable tasks": ("of the {}", "achievable task"),
+                   "after review": ("after review ({}, without those reviewers labelled "
+                                    "defective)", "task")}
+        parts = [f"{interval(s.pass_at_1)} "
+                 f"{wording[n][0].format(plural(s.tasks, wording[n][1]))}"
+                 for n, s in by.items()]
         parts += [f"{interval(c.corrected)} *corrected* for the judge's measured error"
                   for c in corrected if c.variant == variant]
         sentences.append(f"**{stranger(variant)}** passes " + ", ".join(parts) + ".")
@@ -179,7 +237,7 @@ def _headline(summary: AuditSummary) -> list[Block]:
             "Not yet *corrected* for the judge's measured error: that needs every failure and "
             f"{MIN_PASS_REVIEWS} sampled passes per domain reviewed (the section *Scores "
             "corrected for the judge's measured error* says what is missing).")
-    colours = {"as graded": "as graded", "achievable tasks": "automatic",
+    colours = {"as graded": "as graded", "achievable tasks": FROM_CHECKS,
                "after review": "after review"}
     scores = Plot("intervals", "pass@1 with 95% bootstrap intervals"
                   + ("; corrected: normal intervals" if corrected else ""),
@@ -189,15 +247,20 @@ def _headline(summary: AuditSummary) -> list[Block]:
                   | {f"{c.variant} · corrected": "after review" for c in corrected})
     failures = Plot("intervals", f"where the {split.failures} failures went (share, 95% Wilson)",
                     {label_name(g): plotted(i) for g, i in split.groups.items() if i.n},
-                    {label_name(g): "after review" if g in FAILURE_LABELS else "unreviewed"
+                    {label_name(g): "unreviewed" if g == "unreviewed" else "after review"
                      for g in split.groups}, xlabel="share of failed task outcomes",
                     legend=False)
+    unachievable, unknown = len(a.unachievable()), len(a.unknown())
     terms = Bullets([
         f"*achievable*: a task whose gold answer does not fail its rubric and whose empty answer "
-        f"or refusal does not pass ({a.tasks} of {summary.tasks}); the others are "
-        f"*unachievable*.",
+        f"or refusal does not pass ({a.tasks} of {summary.tasks}). Of the others, "
+        f"{unachievable} {'is' if unachievable == 1 else 'are'} *unachievable* (the gold fails, "
+        f"or an empty answer or a refusal passes) and {unknown} *unknown* (no gold to try, so "
+        f"nothing shows whether they can be passed).",
         f"*certified*: an achievable task whose gold is shown to pass and whose empty answer is "
         f"shown to fail ({a.certified} of {a.tasks}).",
+        f"*{FROM_CHECKS}*: a score that leaves tasks out by what the checks found (the "
+        f"achievable tasks, the tasks no error flags), before any reviewer looked.",
         "*ungraded*: an attempt that ran to its end but that no grader has graded yet "
         "(`rubric-audit grade` grades it); never counted as a fail. A task is ungraded for a "
         "model when none of its attempts was graded and not all of them are unavailable.",
@@ -208,46 +271,92 @@ def _headline(summary: AuditSummary) -> list[Block]:
         "criterion (ungraded and unavailable attempts are in no denominator); intervals "
         "resample tasks.",
         "*corrected*: pass@1 on every scored task, as graded, with the judge's errors that "
-        "reviews found taken out (a grader error among the failures counts as passes, unearned "
-        "credit among the sampled passes as fails, each domain's sample standing for its "
+        "reviews found taken out (a grader error among the failures counts as passes, an "
+        "unearned pass among the sampled passes as a fail, each domain's sample standing for its "
         "unreviewed passes; a task labelled defective stays as graded: the rescoring options "
         "set those aside), with a 95% interval that carries the doubt of sampling both tasks "
         "and reviews; the section *Scores corrected for the judge's measured error* gives the "
         "strata and assumptions."])
-    return [Text(" ".join(sentences)), Text(" ".join(review_sentences)),
-            Row([scores, failures]), terms]
+    return Section("Scores at a glance", [Text(" ".join(sentences)),
+                                          Text(" ".join(review_sentences)),
+                                          Row([scores, failures]), terms], anchor="scores")
 
 
-def _overview(summary: AuditSummary) -> Section:
-    blocks: list[Block] = [*_headline(summary), Text(
-        f"{summary.tasks} tasks, {summary.attempts} attempts. " + (
-        f"{summary.ungraded} of them ungraded: no grader has graded them yet, so they are in no "
-        f"score (`rubric-audit grade RUNS --judge MODEL` grades them, then audit again). "
-        if summary.ungraded else "") + (
-        f"Models used by this audit: {', '.join(map(stranger, summary.models_used))}."
-        if summary.models_used
-        else "Ran offline: no model was called."))]
-    if summary.benchmark_version is not None:
-        blocks.append(Text(f"Benchmark version {summary.benchmark_version.describe()}: every "
-                           f"score here is of this version."))
-    if summary.skipped:
-        blocks += [Text("Not run:"), Bullets(
-            [f"{s['step']} (needs {s.get('needs', 'a model')}): enable with `{s['enable_with']}`"
-             for s in summary.skipped])]
-    if summary.model_failures:
-        blocks += [Text("Model calls that failed (those checks are missing, not failed):"),
-                   Bullets([stranger(f) for f in summary.model_failures])]
-    if summary.alarms:
-        blocks += [Text("Alarms:"), Bullets([stranger(a) for a in summary.alarms])]
-    return Section(f"Audit of {stranger(summary.benchmark) if summary.benchmark else 'recorded runs'}",
-                   blocks)
+def _title(summary: AuditSummary) -> Section:
+    """The page's title and what was audited, in one line."""
+    models = len({s.model for s in summary.scores})
+    return Section(
+        f"Audit of {stranger(summary.benchmark) if summary.benchmark else 'recorded runs'}",
+        [Text(f"{plural(summary.tasks, 'task')}, {plural(summary.attempts, 'attempt')} by "
+              f"{plural(models, 'model')}" + (
+                  f", {summary.ungraded} of them ungraded: no grader has graded them yet, so "
+                  f"they are in no score" if summary.ungraded else "") + ". " + (
+                  f"Models used by this audit: {', '.join(map(stranger, summary.models_used))}."
+                  if summary.models_used else "Ran offline: no model was called.") + (
+                  f" Benchmark version {summary.benchmark_version.describe()}: every score here "
+                  f"is of this version." if summary.benchmark_version is not None else ""))])
+
+
+def _named(ids: list[str], names: dict[str, str], limit: int = 12) -> str:
+    """Task names, the first `limit` of them, then how many more."""
+    shown = ", ".join(stranger(names.get(t, t)) for t in ids[:limit])
+    return shown + (f" and {len(ids) - limit} more" if len(ids) > limit else "")
+
+
+def _next_actions(summary: AuditSummary, findings: list[Finding], tasks: dict[str, Task]
+                  ) -> Section:
+    """The maintainer's first question, what to fix: the tasks to fix, strongest evidence first,
+    then what is left to review, disputes to settle and the steps not run, with how to run
+    them."""
+    names = summary.task_names
+    ranked = tasks_to_fix(findings, tasks, names)
+    blocks: list[Block] = [Text(
+        f"Tasks to fix, {plural(len(ranked), 'task')}, strongest evidence first: by the severity "
+        f"of the task's strongest finding, then by how often the check behind it was right on "
+        f"unseen cases (a check under {TRUSTED:.0%} speaks only as info), then by how many checks "
+        f"agree. Each task's page (its name) holds every finding with its evidence."
+        if ranked else "No finding asks for a fix.")]
+    if ranked:
+        blocks.append(Table(
+            ["#", "task", "severity", "problem", "fix", "check: how often right", "findings"],
+            [[str(rank), task_cell(t.task_id, names),
+              Cell(t.finding.severity, sort=str(SEVERITY_ORDER[t.finding.severity])),
+              stranger(one_line(readable(t.finding.message, tasks.get(t.task_id)), 160)),
+              stranger(t.fix), f"`{t.finding.check}`: {measured(t.finding)}",
+              f"{t.findings} ({plural(t.checks, 'check')})"]
+             for rank, t in enumerate(ranked, 1)], name="next-actions"))
+    r = summary.statistics.review
+    todo = [
+        f"Failures left to review: {len(r.failures_waiting)} of the {r.failures_queue} tasks "
+        f"every model failed" + (f" ({_named(r.failures_waiting, names)})"
+                                 if r.failures_waiting else "")
+        + "; pass audit: " + f"{len(r.passes_waiting)} of the {r.passes_queue} tasks every "
+        f"model passed. Review them with `rubric-audit review OUT` (OUT: this report's folder), "
+        f"then `rubric-audit report OUT`."]
+    todo.append("Disputes to settle: " + ("; ".join(
+        f"{stranger(names.get(t, t))} (" + ", ".join(
+            f"{stranger(review.reviewer)}: {label_name(review.label)}"
+            for review in summary.reviews.get(t, []) if review.label) + ")"
+        for t in summary.disputed_tasks) or "none") + ".")
+    if summary.ungraded:
+        todo.append(f"{plural(summary.ungraded, 'attempt')} not graded yet: "
+                    f"`rubric-audit grade RUNS --judge MODEL`, then audit again.")
+    todo += [f"Not run: {s['step']} (needs {s.get('needs', 'a model')}); run it with "
+             f"`{s['enable_with']}`." for s in summary.skipped]
+    todo += [f"A model call failed, so its check is missing (not failed): {stranger(f)}"
+             for f in summary.model_failures]
+    todo += [f"Alarm: {stranger(a)}" for a in summary.alarms]
+    return Section("Next actions", [*blocks, Bullets(todo)], anchor="next-actions")
 
 
 OPTION_NAMES = {"as_graded": "as graded", "without_defective": "without defective",
                 "without_defective_or_ambiguous": "without defective or ambiguous",
-                "ambiguous_as_pass": "ambiguous as pass", "achievable": "achievable",
+                "ambiguous_as_pass": "ambiguous as pass",
+                "grader_error_as_pass": "grader errors as passes",
+                "unearned_as_fail": "unearned as fails", "achievable": "achievable",
                 "without_flagged": "without flagged"}
-REVIEW_OPTIONS = {"without_defective", "without_defective_or_ambiguous", "ambiguous_as_pass"}
+REVIEW_OPTIONS = {"without_defective", "without_defective_or_ambiguous", "ambiguous_as_pass",
+                  "grader_error_as_pass", "unearned_as_fail"}
 
 
 def _merged(rows: list[tuple[str, list[str], list[str]]]) -> list[tuple[list[str], list[str],
@@ -284,7 +393,7 @@ def _score_sections(summary: AuditSummary) -> list[Section]:
             f" (+{len(options) - 1} same)" if len(options) > 1 else "")
         series[label] = plotted(i)
         groups[label] = ("as graded" if "as_graded" in options else
-                         "after review" if REVIEW_OPTIONS & set(options) else "automatic")
+                         "after review" if REVIEW_OPTIONS & set(options) else FROM_CHECKS)
     gaps = _merged([(g.option, [g.grader, g.a, g.b], [str(g.difference.n),
                                                       interval(g.difference)])
                     for g in stats.gaps])
@@ -297,17 +406,27 @@ def _score_sections(summary: AuditSummary) -> list[Section]:
                    "k: pass@k / pass^k", "mean criterion score"],
                   [[_option_label(o), *map(stranger, k), *c] for o, k, c in merged]),
             Plot("intervals", "pass@1 with 95% bootstrap interval, by rescoring option "
-                 "(grey: as graded; blue: automatic; green: after review)", series, groups),
+                 f"(grey: as graded; blue: {FROM_CHECKS}, tasks left out by what the checks "
+                 "found; green: after review)", series, groups),
             Text(f"{stats.seed} is the bootstrap seed."),
-            Bullets([f"excluded from the achievable tasks, {why}: {len(ids)}"
-                     for why, ids in a.excluded.items() if ids])]),
+            Bullets([f"left out of the achievable tasks, {why}"
+                     f"{' (achievability unknown)' if why == UNKNOWN else ' (unachievable)'}: "
+                     f"{len(ids)}" for why, ids in a.excluded.items() if ids])]),
         Section("Outcomes per task and model", [
-            Table(["model", "variant", "grader", "pass", "fail", "ungraded", "unavailable",
-                   "unavailable rate", "unachievable"],
+            Text("A task's outcome for a model: *pass* when at least half of its graded attempts "
+                 "pass every criterion, *fail* otherwise; *ungraded* when none of its attempts "
+                 "is graded yet, *unavailable* when every one failed outside the model. The "
+                 "counts are tasks; the scores above count attempts, so an unavailable attempt "
+                 "beside a graded one of the same task is an unavailable attempt here too but "
+                 "leaves its task an outcome."),
+            Table(["model", "variant", "grader", "tasks passed", "failed", "ungraded",
+                   "unavailable", "unavailable rate (tasks)", "unavailable attempts",
+                   "unachievable", "achievability unknown"],
                   [[stranger(o.model), stranger(o.variant), stranger(o.grader),
                     str(o.counts["pass"]), str(o.counts["fail"]),
                     str(o.counts["ungraded"]), str(o.counts["unavailable"]),
-                    pct(o.unavailable_rate), str(o.counts["unachievable"])]
+                    pct(o.unavailable_rate), str(o.unavailable_attempts),
+                    str(o.counts["unachievable"]), str(o.counts["unknown"])]
                    for o in summary.task_outcomes])]),
         Section("Gaps between models (paired over the same tasks)", [
             Table(["options", "grader", "a", "b", "tasks", "a - b in pass@1 [95% CI]"],
@@ -322,9 +441,10 @@ def _review_section(summary: AuditSummary) -> Section:
     blocks: list[Block] = [Text(
         f"Failures queue (tasks every model failed on every graded attempt): {r.failures_queue}, "
         f"reviewed {r.failures_reviewed}. Pass audit (tasks every model passed): "
-        f"{r.passes_queue}, reviewed {r.passes_reviewed}. Not reviewed yet: {not_reviewed} "
-        f"task(s)" + (f". Of the reviewed, {r.disputed} disputed (reviewers tied: no majority "
-                      f"label)." if r.disputed else "."))]
+        f"{r.passes_queue}, reviewed {r.passes_reviewed}. Not reviewed yet: "
+        f"{plural(not_reviewed, 'task')}"
+        + (f". Of the reviewed, {r.disputed} disputed (reviewers tied: no majority label)."
+           if r.disputed else "."))]
     if r.failures_reviewed:
         blocks.append(Table(["failure group", "tasks"],
                             [[label_name(g), str(n)] for g, n in r.failure_groups.items()]))
@@ -336,7 +456,7 @@ def _review_section(summary: AuditSummary) -> Section:
     several = [a for a in r.agreement if len(a.reviewers) > 1]
     if several:
         blocks += [Text("Agreement between reviewers (Cohen's kappa per pair, Fleiss' over the "
-                        "tasks all of them labelled; tasks behind each in brackets):"),
+                        "tasks all of them labelled; tasks behind each in parentheses):"),
                    Bullets([stranger(describe(a)) + (": " + "; ".join(
                        f"{stranger(d.task)} ("
                        + ", ".join(f"{stranger(who)} {label_name(label)}"
@@ -380,7 +500,7 @@ def _precision_section(summary: AuditSummary) -> Section:
              "reviews: "
              "confirmed / (confirmed + false alarms) over its findings whose reviewers agree "
              "(`c` and `x` in the review app), with a 95% Wilson interval. "
-             + (f"{judged} finding(s) reviewed so far." if judged
+             + (f"{plural(judged, 'finding')} reviewed so far." if judged
                 else "No finding has been reviewed yet.")),
         Table(["check", "findings", "precision on unseen cases", "on the tuning corpus",
                "reviewed",
@@ -401,35 +521,56 @@ def _threshold_rows(sensitivity: dict[str, dict[Category, int]], categories: lis
     return [[t[0] if len(t) == 1 else f"{t[0]} to {t[-1]}", *cells] for t, cells in runs]
 
 
+def _achievability(task_id: str, summary: AuditSummary) -> str:
+    unachievable = summary.achievable.unachievable()
+    if task_id in unachievable:
+        return f"unachievable ({unachievable[task_id]})"
+    return "unknown (no gold)" if task_id in summary.achievable.unknown() else "achievable"
+
+
+def _reviewed(task_id: str, summary: AuditSummary) -> tuple[str, str]:
+    """The task's review label (the reviewers' majority, or disputed) and every reviewer's
+    notes on it, each after the reviewer's name."""
+    label = ("disputed" if task_id in summary.disputed_tasks else
+             label_name(summary.review_labels.get(task_id, "not reviewed")))
+    notes = "; ".join(f"{stranger(r.reviewer)}: " + " / ".join(stranger(one_line(n, 200))
+                                                               for n in r.notes)
+                      for r in summary.reviews.get(task_id, []) if r.notes)
+    return label, notes
+
+
 def _tasks_section(summary: AuditSummary, findings: list[Finding], tasks: dict[str, Task]
                    ) -> Section:
-    """Per task: each model's outcome, the top finding, the review label, disputed or not."""
+    """Per task: each model's outcome, its strongest finding (of any severity), the review
+    label and the reviewers' notes."""
     grader = summary.failure_split.grader
     outcomes = [o for o in summary.task_outcomes if o.grader == grader]
-    excluded = {t: why for why, ids in summary.achievable.excluded.items() for t in ids}
-    top: dict[str, Finding] = {}
-    for finding in sorted(findings, key=lambda f: SEVERITY_ORDER[f.severity]):
-        if finding.task_id and finding.severity != "info":
-            top.setdefault(finding.task_id, finding)
-    rows = []
-    for task_id, name in sorted(summary.task_names.items(), key=lambda item: item[1]):
-        f = top.get(task_id)
+    by_task: dict[str, list[Finding]] = {}
+    for finding in findings:
+        if finding.task_id:
+            by_task.setdefault(finding.task_id, []).append(finding)
+    rows: list[list[str | Cell]] = []
+    for task_id in sorted(summary.task_names, key=lambda t: summary.task_names[t]):
+        found = by_task.get(task_id, [])
+        f = strongest(found)
         rows.append([
-            stranger(name),
+            task_cell(task_id, summary.task_names),
             ", ".join(f"{stranger(o.variant)} {o.tasks.get(task_id, '-')}" for o in outcomes),
-            f"unachievable ({excluded[task_id]})" if task_id in excluded else "achievable",
-            f"{f.severity}: `{f.check}`, "
-            f"{stranger(one_line(readable(f.message, tasks.get(task_id)), 140))}"
-            if f else "none",
-            label_name(summary.review_labels.get(task_id, "not reviewed")),
-            "disputed" if task_id in summary.disputed_tasks else ""])
+            _achievability(task_id, summary),
+            Cell(f"{f.severity}: `{f.check}`, "
+                 f"{stranger(one_line(readable(f.message, tasks.get(task_id)), 140))}",
+                 sort=f"{SEVERITY_ORDER[f.severity]} {f.check}") if f else Cell("none", sort="9"),
+            str(len(found)), *_reviewed(task_id, summary)])
     disputed = ", ".join(stranger(summary.task_names.get(t, t)) for t in summary.disputed_tasks)
     return Section("Tasks", [
-        Text(f"Each task's outcome per model as graded by {stranger(grader)}, its worst finding and "
-             "its review label (the reviewers' majority). "
+        Text(f"Each task's outcome per model as graded by {stranger(grader)}, its strongest "
+             "finding of any severity (info included: a check measured under "
+             f"{TRUSTED:.0%} still points somewhere), how many findings it has, its review "
+             "label (the reviewers' majority) and the reviewers' notes. "
              + (f"Disputed between reviewers: {disputed}." if disputed
                 else "No task is disputed between reviewers.")),
-        Table(["task", "outcome", "achievable", "top finding", "review", "disputed"], rows)])
+        Table(["task", "outcome", "achievable", "strongest finding", "findings", "review",
+               "notes"], rows, name="tasks")], anchor="tasks")
 
 
 def _checks_sections(summary: AuditSummary) -> list[Section]:
@@ -481,24 +622,25 @@ def _findings_section(summary: AuditSummary, findings: list[Finding], tasks: dic
     counts = summary.findings.by_severity
     shown = sorted((f for f in findings if f.severity != "info"),
                    key=lambda f: (SEVERITY_ORDER[f.severity], f.task_id or "", f.check))
-    blocks: list[Block] = [Text(f"{counts['error']} errors, {counts['warning']} warnings, "
-                                f"{counts['info']} info (info findings are in findings.jsonl).")]
+    blocks: list[Block] = [Text(f"{plural(counts['error'], 'error')}, "
+                                f"{plural(counts['warning'], 'warning')}, {counts['info']} info "
+                                f"(info findings are on each task's page and in "
+                                f"findings.jsonl).")]
     if summary.findings.summaries:
         blocks += [Text("Said once for the benchmark (a finding only where it matters):"),
                    Bullets([f"`{s.check}`: {s.describe()}" for s in summary.findings.summaries])]
     if shown:
         blocks.append(Table(["severity", "task", "review", "criterion", "check", "problem"],
-                            [[f.severity,
-                              stranger(summary.task_names.get(f.task_id or "", f.task_id or "")),
-                              label_name(summary.review_labels.get(f.task_id or "",
-                                                                   "not reviewed")),
+                            [[Cell(f.severity, sort=str(SEVERITY_ORDER[f.severity])),
+                              task_cell(f.task_id, summary.task_names) if f.task_id else "",
+                              _reviewed(f.task_id or "", summary)[0],
                               stranger(one_line(criterion_title(tasks[f.task_id], f.criterion_id),
                                                 80) if f.task_id in tasks
                                        else f.criterion_id or ""),
                               f"`{f.check}`",
                               stranger(readable(f.message, tasks.get(f.task_id or "")))]
-                             for f in shown]))
-    return Section("Flagged tasks and findings", blocks)
+                             for f in shown], name="findings"))
+    return Section("Flagged tasks and findings", blocks, anchor="findings")
 
 
 def build_document(summary: AuditSummary, findings: list[Finding], tasks: dict[str, Task]
@@ -507,8 +649,9 @@ def build_document(summary: AuditSummary, findings: list[Finding], tasks: dict[s
         [f"{stranger(_readable_attempt(u.attempt, tasks))}: {stranger(u.reason)}"
          for u in summary.unavailable])])] \
         if summary.unavailable else []
-    return [_overview(summary), *_score_sections(summary), _correction_section(summary),
-            _ranking_section(summary), *_measurement_sections(summary),
+    return [_title(summary), _next_actions(summary, findings, tasks), _headline(summary),
+            *_score_sections(summary), _correction_section(summary), _ranking_section(summary),
+            *_measurement_sections(summary),
             _tasks_section(summary, findings, tasks),
             *unavailable, _review_section(summary), _items_section(summary, findings, tasks),
             _precision_section(summary), *_checks_sections(summary),

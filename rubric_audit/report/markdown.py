@@ -4,12 +4,23 @@ from __future__ import annotations
 
 from rubric_audit.core.model import Finding, Task
 from rubric_audit.core.text import markdown
-from rubric_audit.report.document import Bullets, Plot, Row, Section, Table, Text, build_document
+from rubric_audit.report.document import (
+    Bullets,
+    Cell,
+    Plot,
+    Row,
+    Section,
+    Table,
+    Text,
+    build_document,
+)
 from rubric_audit.report.summary import AuditSummary
 
 
-def _cell(text: str) -> str:
-    return markdown(text).replace("\n", " ")
+def _cell(cell: str | Cell) -> str:
+    """A table cell's text (markdown has no script to sort by, and links to the site's pages
+    are for report.html), on one line."""
+    return markdown(cell if isinstance(cell, str) else cell.text).replace("\n", " ")
 
 
 def render_markdown(summary: AuditSummary, findings: list[Finding], tasks: dict[str, Task]) -> str:
@@ -34,4 +45,3 @@ def render_sections(sections: list[Section]) -> str:
             elif isinstance(block, Plot | Row):
                 continue  # markdown shows the same numbers in the text or table beside it
     return "\n".join(lines).rstrip() + "\n" if lines else ""
-

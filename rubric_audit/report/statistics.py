@@ -47,9 +47,17 @@ OPTIONS = {
     "without_defective": "without tasks reviewers labelled defective",
     "without_defective_or_ambiguous": "without tasks labelled defective or ambiguous",
     "ambiguous_as_pass": "tasks labelled ambiguous counted as passes",
+    "grader_error_as_pass": "tasks labelled grader error counted as passes",
+    "unearned_as_fail": "tasks labelled unearned credit counted as fails (their criterion score "
+                        "as graded: the label does not say which criterion was unearned)",
     "achievable": "only tasks whose gold does not fail and whose null does not pass",
-    "without_flagged": "without tasks an error finding flags (automatic, not yet reviewed)",
+    "without_flagged": "without tasks an error finding flags (from the checks alone, before any "
+                       "review)",
 }
+# option -> (the label it rescores, what a task so labelled counts as)
+RELABELLED = {"ambiguous_as_pass": ("ambiguous", "pass"),
+              "grader_error_as_pass": ("grader_error", "pass"),
+              "unearned_as_fail": ("unearned", "fail")}
 
 
 class ScoreRow(BaseModel):
@@ -74,15 +82,19 @@ class Gap(BaseModel):
 
 
 class ReviewResults(BaseModel):
-    """The review queues and how far they are reviewed. A task its reviewers labelled counts as
-    reviewed, disputed (tied, no majority label) included; `failure_groups` counts each label
-    and the disputed apart; the rates are over the tasks with a majority label."""
+    """The review queues (tasks every model failed, tasks every model passed), how far they are
+    reviewed, with the tasks still waiting for a label, and agreement between reviewers. A task
+    its reviewers labelled counts as reviewed, disputed (tied, no majority label) included;
+    `failure_groups` counts each label and the disputed apart; the rates are over the tasks with
+    a majority label."""
 
     failures_queue: int
     failures_reviewed: int
+    failures_waiting: list[str]
     failure_groups: dict[str, int]
     passes_queue: int
     passes_reviewed: int
+    passes_waiting: list[str]
     unearned_rate: Interval
     disputed: int
     grader_error_rate: Interval
@@ -166,12 +178,18 @@ def option_tasks(option: str, scored: set[str], labels: dict[str, str | None],
 
 
 def rescored(option: str, rows: PerTask, labels: dict[str, str | None]) -> PerTask:
-    """The per-task results an option scores: under `ambiguous_as_pass` a task labelled
-    ambiguous counts as passed on every decided attempt, each criterion passing (so pass@1,
-    pass@k, pass^k and the criterion score all count it so); the others as graded."""
-    if option != "ambiguous_as_pass":
+    """The per-task results an option scores (`RELABELLED`): a task counted as a pass passes on
+    every decided attempt, each criterion passing (so pass@1, pass@k, pass^k and the criterion
+    score all count it so); one counted as a fail fails on every decided attempt, its criterion
+    score as graded; the other options score every task as graded."""
+    if option not in RELABELLED:
         return rows
-    return {t: (n, n, [1.0] * len(scores)) if labels.get(t) == "ambiguous" else (n, c, scores)
+    label, counted = RELABELLED[option]
+
+    def relabelled(n: int, scores: list[float]) -> tuple[int, int, list[float]]:
+        return (n, n, [1.0] * len(scores)) if counted == "pass" else (n, 0, scores)
+
+    return {t: relabelled(n, scores) if labels.get(t) == label else (n, c, scores)
             for t, (n, c, scores) in rows.items()}
 
 
@@ -272,8 +290,10 @@ def _review(by_id: dict[str, Task], attempts: list[Attempt], grades: list[Criter
     pass_labels = [s for s in pass_states if s != DISPUTED]
     return ReviewResults(
         failures_queue=len(failures), failures_reviewed=len(failure_states),
+        failures_waiting=[t for t in failures if t not in labels],
         failure_groups={g: failure_states.count(g) for g in (*FAILURE_LABELS, DISPUTED)},
         passes_queue=len(passes), passes_reviewed=len(pass_states),
+        passes_waiting=[t for t in passes if t not in labels],
         unearned_rate=proportion(pass_labels.count("unearned"), len(pass_labels)),
         disputed=failure_states.count(DISPUTED) + pass_states.count(DISPUTED),
         grader_error_rate=proportion(failure_labels.count("grader_error"), len(failure_labels)),

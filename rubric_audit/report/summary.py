@@ -29,10 +29,12 @@ from rubric_audit.core.model import (
     Expectation,
     Finding,
     Measurement,
+    Review,
     SourceMetric,
     Task,
 )
 from rubric_audit.core.scores import VariantScore, headline_grader, score_variants, scored_graders
+from rubric_audit.core.words import plural
 from rubric_audit.report.correction import Correction, build_correction
 from rubric_audit.report.ranking import Ranking, build_ranking
 from rubric_audit.report.statistics import Statistics, build_statistics, flagged_tasks, per_task
@@ -45,6 +47,7 @@ from rubric_audit.review.labels import (
     disputed_tasks,
     graded_queues,
     review_states,
+    reviewers_on_tasks,
 )
 from rubric_audit.store.audit_store import AuditStore
 
@@ -119,13 +122,30 @@ class ControlCounts(BaseModel):
     undetermined: int
 
 
+UNKNOWN = "no gold"  # the one reason to exclude a task that says nothing against it
+
+
 class Achievable(BaseModel):
-    """Tasks that count: the gold does not fail and the null does not pass."""
+    """Tasks that count: the gold does not fail and the null does not pass. The others are
+    excluded, each under its reason: *unachievable* where the gold fails or the null passes,
+    *unknown* where there is no gold to try (never unachievable: nothing shows it is)."""
 
     tasks: int
     excluded: dict[str, list[str]]
     certified: int
     scores: list[VariantScore]
+
+    def unachievable(self) -> dict[str, str]:
+        """Task id -> why it is unachievable (its first reason)."""
+        found: dict[str, str] = {}
+        for why, ids in self.excluded.items():
+            if why != UNKNOWN:
+                found.update({t: why for t in ids if t not in found})
+        return found
+
+    def unknown(self) -> set[str]:
+        """Tasks whose achievability nothing shows: no gold, and no control that failed."""
+        return set(self.excluded.get(UNKNOWN, [])) - set(self.unachievable())
 
 
 class TaskOutcomes(BaseModel):
@@ -133,13 +153,16 @@ class TaskOutcomes(BaseModel):
     attempted has none). A task passes when at least half of its graded attempts pass and fails
     otherwise; with no graded attempt it is unavailable when every attempt failed outside the
     model, else ungraded (the grader has graded none of them yet). `counts` also gives how many
-    tasks are unachievable (excluded from the achievable tasks), whatever their outcome;
-    `unavailable_rate` is over the tasks attempted."""
+    tasks are unachievable (their gold fails or their null passes) and how many unknown (no gold
+    to try), whatever their outcome, and `unavailable_attempts` how many attempts failed outside
+    the model (the scores count attempts: one unavailable beside a graded one leaves its task an
+    outcome); `unavailable_rate` is over the tasks attempted."""
 
     model: str
     variant: str
     grader: str
     counts: dict[str, int]
+    unavailable_attempts: int
     unavailable_rate: float | None
     tasks: dict[str, str]
 
@@ -152,6 +175,15 @@ class FailureSplit(BaseModel):
     failures: int
     groups: dict[str, Interval]
     unreviewed_unachievable: int
+
+
+class TaskReview(BaseModel):
+    """One reviewer on one task: the label standing (None after an undo, or for a note alone)
+    and every note they left on it."""
+
+    reviewer: str
+    label: str | None
+    notes: list[str]
 
 
 class MeasuredScore(BaseModel):
@@ -187,6 +219,7 @@ class AuditSummary(BaseModel):
     task_outcomes: list[TaskOutcomes]
     failure_split: FailureSplit
     review_labels: dict[str, str]  # task -> reviewers' majority label, or disputed (tied)
+    reviews: dict[str, list[TaskReview]]
     disputed_tasks: list[str]  # tasks whose reviewers gave different labels
     ungraded: int
     unavailable: list[UnavailableAttempt]
@@ -356,7 +389,7 @@ def _achievable(tasks: list[Task], attempts: list[Attempt], grades: list[Criteri
     excluded = {
         "gold fails": sorted(t for t, o in gold.items() if o == "fail"),
         "null or refusal passes": sorted(t for t, o in null.items() if o == "pass"),
-        "no gold": sorted(t.id for t in tasks if t.id not in gold),
+        UNKNOWN: sorted(t.id for t in tasks if t.id not in gold),
     }
     out = {tid for ids in excluded.values() for tid in ids}
     kept = [t for t in tasks if t.id not in out]
@@ -367,12 +400,15 @@ def _achievable(tasks: list[Task], attempts: list[Attempt], grades: list[Criteri
 
 
 def _task_outcomes(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGrade],
-                   graders: list[str], unachievable: set[str]) -> list[TaskOutcomes]:
+                   graders: list[str], achievable: Achievable) -> list[TaskOutcomes]:
     by_id = {t.id: t for t in tasks}
+    unachievable, unknown = set(achievable.unachievable()), achievable.unknown()
     states: dict[tuple[str, str], dict[str, set[str]]] = defaultdict(lambda: defaultdict(set))
+    unavailable: Counter[tuple[str, str]] = Counter()
     for a in attempts:
         if a.task_id in by_id:
             states[(a.model, a.variant)][a.task_id].add(a.state)
+            unavailable[(a.model, a.variant)] += a.state == "unavailable"
     out = []
     for grader in graders:
         table = per_task(by_id, attempts, grades, grader)
@@ -384,7 +420,9 @@ def _task_outcomes(tasks: list[Task], attempts: list[Attempt], grades: list[Crit
             counts = {o: sum(v == o for v in outcome.values())
                       for o in ("pass", "fail", "ungraded", "unavailable")}
             counts["unachievable"] = len(unachievable & set(outcome))
+            counts["unknown"] = len(unknown & set(outcome))
             out.append(TaskOutcomes(model=key[0], variant=key[1], grader=grader, counts=counts,
+                                    unavailable_attempts=unavailable[key],
                                     unavailable_rate=counts["unavailable"] / len(outcome)
                                     if outcome else None, tasks=outcome))
     return out
@@ -407,12 +445,21 @@ def _failure_split(outcomes: list[TaskOutcomes], states: dict[str, str],
                             if g == "unreviewed" and t in unachievable))
 
 
+def _task_reviews(log: list[tuple[int, Review]]) -> dict[str, list[TaskReview]]:
+    """Task id -> each reviewer's standing label and notes, reviewers in name order."""
+    out: dict[str, list[TaskReview]] = defaultdict(list)
+    for task_id, reviewer, review, notes in reviewers_on_tasks(log):
+        out[task_id].append(TaskReview(reviewer=reviewer, label=review.label if review else None,
+                                       notes=notes))
+    return dict(out)
+
+
 def _alarms(tasks: list[Task], controls: list[Control], grades: list[ControlGrade]) -> list[str]:
     alarms = []
     recorded_gold = {c.task_id for c in controls if c.kind == "gold"}
     no_gold = [t.id for t in tasks if t.gold is None and t.id not in recorded_gold]
     if no_gold:
-        alarms.append(f"no gold control could run for {len(no_gold)} task(s) without a gold: "
+        alarms.append(f"no gold control could run for {plural(len(no_gold), 'task')} without a gold: "
                       f"their scores are uncertified")
     current = {t.id: t.version() for t in tasks}
     gold_ids = {c.id: c.task_id for c in controls if c.kind == "gold"}
@@ -420,7 +467,7 @@ def _alarms(tasks: list[Task], controls: list[Control], grades: list[ControlGrad
                     if g.grade.attempt_id in gold_ids
                     and g.task_version != current[gold_ids[g.grade.attempt_id]]})
     if stale:
-        alarms.append(f"gold controls of {len(stale)} task(s) were graded on another version of "
+        alarms.append(f"gold controls of {plural(len(stale), 'task')} were graded on another version of "
                       f"the task than the one scored: re-run them ({', '.join(stale)})")
     return alarms
 
@@ -441,8 +488,9 @@ def build_summary(store: AuditStore, threshold: float = 0.5,
     achievable = _achievable(tasks, attempts, grades, graders, gold, null)
     excluded = {t for ids in achievable.excluded.values() for t in ids}
     achievable_ids = {t.id for t in tasks} - excluded
-    outcomes = _task_outcomes(tasks, attempts, grades, graders, excluded)
-    current = current_labels(store.reviews())
+    outcomes = _task_outcomes(tasks, attempts, grades, graders, achievable)
+    log = store.reviews()
+    current = current_labels(log)
     consensus_labels = {t: consensus(by) for t, by in current.items()}
     states = review_states(current)
     headline = headline_grader(graders)
@@ -464,8 +512,9 @@ def build_summary(store: AuditStore, threshold: float = 0.5,
         source_metrics=source_metrics,
         achievable=achievable,
         task_outcomes=outcomes,
-        failure_split=_failure_split(outcomes, states, excluded),
+        failure_split=_failure_split(outcomes, states, set(achievable.unachievable())),
         review_labels=states,
+        reviews=_task_reviews(log),
         disputed_tasks=sorted(disputed_tasks(current)),
         ungraded=sum(a.state == "ungraded" for a in attempts),
         unavailable=_unavailable(attempts),

@@ -6,7 +6,7 @@ import hashlib
 import random
 from collections import Counter, defaultdict
 from collections.abc import Callable
-from typing import TYPE_CHECKING, TypeVar
+from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from rubric_audit.checks.items import ITEM_CHECK_NAMES
 from rubric_audit.core.model import (
@@ -57,6 +57,28 @@ def _standing(log: list[tuple[int, R]], subject: Callable[[R], str],
 def current_labels(log: list[tuple[int, Review]]) -> dict[str, dict[str, Review]]:
     """task -> reviewer -> that reviewer's latest label still standing (retractions undo)."""
     return _standing(log, lambda r: r.task_id, lambda r: r.label)
+
+
+class ReviewerOnTask(NamedTuple):
+    """One reviewer on one task: their label entry still standing (None for notes alone) and
+    the notes they left on it and did not undo, in order."""
+
+    task_id: str
+    reviewer: str
+    review: Review | None
+    notes: list[str]
+
+
+def reviewers_on_tasks(log: list[tuple[int, Review]]) -> list[ReviewerOnTask]:
+    """Every reviewer who labelled or noted a task, by task id and reviewer name."""
+    current = current_labels(log)
+    notes: dict[tuple[str, str], list[str]] = defaultdict(list)
+    for _, review in standing_entries(log):
+        if review.note:
+            notes[(review.task_id, review.reviewer)].append(review.note)
+    keys = sorted({(t, name) for t, by in current.items() for name in by} | set(notes))
+    return [ReviewerOnTask(t, name, current.get(t, {}).get(name), notes.get((t, name), []))
+            for t, name in keys]
 
 
 def current_finding_verdicts(log: list[tuple[int, FindingReview]]

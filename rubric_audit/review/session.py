@@ -47,6 +47,7 @@ from rubric_audit.review.labels import (
     pass_audit_sample,
     review_queues,
     review_states,
+    reviewers_on_tasks,
     standing_entries,
 )
 from rubric_audit.store.audit_store import open_audit
@@ -250,23 +251,13 @@ class ReviewData:
     def label_rows(self) -> list[dict[str, Any]]:
         """Each reviewer's current label per task with every note they left on it (a note
         alone, without a label, is a row too), task names beside ids."""
-        labels = self.current()
-        notes: dict[tuple[str, str], list[str]] = defaultdict(list)
-        for _, r in standing_entries(self.store.reviews()):
-            if r.note:
-                notes[(r.task_id, r.reviewer)].append(r.note)
-        keys = sorted({(t, name) for t, by in labels.items() for name in by} | set(notes))
-        rows = []
-        for task_id, reviewer in keys:
-            review = labels.get(task_id, {}).get(reviewer)
-            rows.append({"task_id": task_id, "task": self.tasks[task_id].name
-                         if task_id in self.tasks else task_id, "group": self.group_of(task_id),
-                         "reviewer": reviewer, "label": review.label if review else "",
-                         "label_name": label_name(review.label or "") if review else "",
-                         "notes": notes.get((task_id, reviewer), []),
-                         "created_at": review.created_at if review else "",
-                         "stale": self.stale(review) if review else False})
-        return rows
+        return [{"task_id": task_id, "task": self.tasks[task_id].name
+                 if task_id in self.tasks else task_id, "group": self.group_of(task_id),
+                 "reviewer": reviewer, "label": review.label if review else "",
+                 "label_name": label_name(review.label or "") if review else "", "notes": notes,
+                 "created_at": review.created_at if review else "",
+                 "stale": self.stale(review) if review else False}
+                for task_id, reviewer, review, notes in reviewers_on_tasks(self.store.reviews())]
 
     def write_reviews(self, folder: Path, fmt: str, rows: list[dict[str, Any]],
                       agreements: dict[str, GroupAgreement]) -> list[Path]:
