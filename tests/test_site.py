@@ -115,12 +115,23 @@ def test_the_report_shows_notes_and_the_dispute_to_settle(audited: Path) -> None
         "a note's leading number escaped (a markdown list would start)"
 
 
-def test_the_site_is_replaced_whole_and_a_failure_keeps_the_previous_one(
-        copied: Path, monkeypatch: pytest.MonkeyPatch) -> None:
+def test_the_site_is_made_again_only_when_what_it_shows_changed(copied: Path) -> None:
+    page = _pages(copied)["kestrel_05"]
+    made = page.stat().st_mtime_ns
+    assert runner.invoke(app, ["report", str(copied)]).exit_code == 0
+    assert page.stat().st_mtime_ns == made, "nothing changed: the pages are kept"
+    with AuditStore(copied / "audit.db") as store:
+        _review(store, "ben", "kestrel_05", "sound", "checked the stores sheet")
+    assert runner.invoke(app, ["report", str(copied)]).exit_code == 0
+    assert "ben sound checked the stores sheet" in " ".join(_text(page).split())
     stray = copied / "site" / "tasks" / "a-task-no-longer-here.html"
     stray.write_text("old")
     assert runner.invoke(app, ["report", str(copied)]).exit_code == 0
     assert not stray.exists(), "the site is written whole, not over the previous one"
+
+
+def test_a_failure_while_the_site_is_made_keeps_the_previous_one(
+        copied: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     before = folder_contents(copied, "audit.db")
     real = job.site_pages
 
@@ -131,6 +142,7 @@ def test_the_site_is_replaced_whole_and_a_failure_keeps_the_previous_one(
 
     monkeypatch.setattr(job, "site_pages", failing)
     with AuditStore(copied / "audit.db") as store, pytest.raises(RuntimeError):
+        _review(store, "ben", "kestrel_05", "sound")  # what a page shows changed
         write_reports(store, copied)
     assert folder_contents(copied, "audit.db") == before, "the previous reports and site"
     assert not list(copied.glob(".site.*")), "no staging folder left"

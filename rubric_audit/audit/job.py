@@ -7,6 +7,7 @@ its audit.db (reviews included) and has its files replaced atomically.
 
 from __future__ import annotations
 
+import hashlib
 import importlib
 import json
 from collections.abc import Iterator
@@ -71,6 +72,7 @@ from rubric_audit.load.runs import RecordedRuns
 from rubric_audit.load.sources import load_sources
 from rubric_audit.load.variant_tasks import shared_task
 from rubric_audit.load.world import load_worlds
+from rubric_audit.report.document import task_page
 from rubric_audit.report.html import render_html
 from rubric_audit.report.markdown import render_markdown
 from rubric_audit.report.site import site_pages
@@ -79,6 +81,7 @@ from rubric_audit.store.audit_store import AuditStore, ImportSummary, open_audit
 
 DB_NAME = "audit.db"
 SITE = "site"  # the report's site: a page per task beside report.html
+SITE_KEY = ".built"  # in the site: a hash of what its pages were made from
 BENCHMARK_STAGE = "input:benchmark"
 RUNS_STAGE = "input:runs"
 VARIANTS_STAGE = "input:variants"
@@ -573,7 +576,7 @@ def _audit(bench: Benchmark | None, paths: list[Path], out: Path, options: Audit
             # read inside the transaction: a stored row that cannot be read (a review with a
             # label this tool does not know) undoes the whole audit, not only the reports
             summary, files = rendered_reports(store)
-            _write_site(store, summary, site)
+            _write_site(store, summary, site, _site_key(store, files))
         _write_files(folder, files)
     return AuditResult(out=str(out), imported=imported, summary=summary)
 
@@ -611,12 +614,34 @@ def rendered_reports(store: AuditStore) -> tuple[AuditSummary, dict[str, str]]:
 
 
 def write_reports(store: AuditStore, folder: Path) -> AuditSummary:
-    """The reports of `rendered_reports`, then the site, written into `folder`."""
+    """The reports of `rendered_reports`, then the site, written into `folder`; the site's
+    pages only when something they show changed since they were made (`_site_key`), or a page
+    is missing or one too many."""
+    summary, files = rendered_reports(store)
+    key = _site_key(store, files)
+    built = folder / SITE / SITE_KEY
+    pages = {task_page(t, name) for t, name in summary.task_names.items()}
+    if (key is not None and not built.parent.is_symlink() and built.is_file()
+            and built.read_text(encoding="utf-8") == key
+            and {p.relative_to(folder).as_posix() for p in built.parent.rglob("*.html")} == pages):
+        _write_files(folder, files)
+        return summary
     with _site_replaced(folder) as site:
-        summary, files = rendered_reports(store)
-        _write_site(store, summary, site)
+        _write_site(store, summary, site, key)
         _write_files(folder, files)
     return summary
+
+
+def _site_key(store: AuditStore, files: dict[str, str]) -> str | None:
+    """What the site's pages are made from, as a hash: an offline audit's inputs (their
+    fingerprint holds rubric-audit's own code) and what the reports say of them (outcomes,
+    findings, reviewers' labels and notes). None for an audit without a fingerprint (one that
+    called a model): its pages are always made again."""
+    stored = store.meta(INPUTS_META)
+    if not stored or not stored.get("fingerprint"):
+        return None
+    return hashlib.sha256("\0".join([stored["fingerprint"], files["audit.json"],
+                                      files["findings.jsonl"]]).encode()).hexdigest()
 
 
 @contextmanager
@@ -634,12 +659,15 @@ def _site_replaced(folder: Path) -> Iterator[Path]:
         yield site
 
 
-def _write_site(store: AuditStore, summary: AuditSummary, site: Path) -> None:
-    """Every page of the site (report/site.py), written into the staging folder `site`."""
+def _write_site(store: AuditStore, summary: AuditSummary, site: Path, key: str | None) -> None:
+    """Every page of the site (report/site.py), written into the staging folder `site`, and
+    the key of what they were made from (`_site_key`), last."""
     for path, page in site_pages(store, summary, store.findings()):
         target = site.joinpath(*path.split("/")[1:])  # paths start with site/
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_text(page, encoding="utf-8")
+    if key is not None:
+        (site / SITE_KEY).write_text(key, encoding="utf-8")
 
 
 def _write_files(folder: Path, files: dict[str, str]) -> None:
