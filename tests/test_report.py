@@ -293,7 +293,9 @@ def test_a_disputed_task_is_reviewed_and_its_own_group_never_unreviewed(tmp_path
     queued = review["failures_queue"] + review["passes_queue"]
     assert f"Reviewers have labelled 4 of the {queued} queued tasks (2 of them disputed: no " \
            "majority label)" in report
-    assert re.search(r"\| nordlys_03 \| [^\n]* \| disputed \| disputed \|", report)
+    # the Tasks table's review column: the majority label, or disputed where reviewers tie
+    assert re.search(r"\| nordlys_03 \| [^\n]* \| disputed \| [^|\n]* \|\n", report)
+    assert re.search(r"\| meridian_04 \| [^\n]* \| model error \| [^|\n]* \|\n", report)
 
 
 def test_the_readme_defines_each_label_in_the_words_the_code_uses() -> None:

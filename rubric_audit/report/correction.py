@@ -4,7 +4,7 @@ Tasks fall into strata by what the headline grader said: *failures* (every model
 graded attempt: the failures queue, reviewed in full), *passes* of each domain (every model
 passed: the pass audit reviews a random sample of each domain, its seed stored) and *mixed* (the
 rest, which no review draws from). A reviewed task's label is its true outcome: a grader error
-makes every attempt on it a pass, unearned credit every attempt a fail, any other label leaves it
+makes every attempt on it a pass, an unearned pass every attempt a fail, any other label leaves it
 as graded. A model's corrected pass@1 is the mean over its scored tasks of the label's outcome
 where reviewed, the share of sound passes among its domain's reviewed passes for an unreviewed
 pass, and the graded rate for a mixed task: prediction-powered inference with one rectifier per
@@ -49,7 +49,7 @@ FAILURES = 0  # pass domains are 1, 2, ...
 
 class Stratum(BaseModel):
     """One stratum of the design: its tasks, how many the design drew for review, how many are
-    reviewed, and the judge's errors found there (grader errors among failures, unearned credit
+    reviewed, and the judge's errors found there (grader errors among failures, unearned passes
     among passes) with a Wilson interval."""
 
     kind: Literal["failures", "passes", "mixed"]

@@ -91,8 +91,8 @@ def measured(finding: Finding) -> str:
 def evidence_lines(finding: Finding, task: Task | None) -> list[str]:
     """The evidence a finding rests on, one "what: value" line per item, in the criterion's
     units, with criteria as C1, C2 ... and the task by its name. A statistic's evidence (item
-    statistics: counts, correlations, chances) and a check's measured confidence are plain
-    numbers, never the criterion's units."""
+    statistics: counts, correlations, chances) is plain numbers, never the criterion's units;
+    a check's measured confidence is said in words."""
     plain = "statistic" in finding.evidence
     target = None if plain else criterion_target(task, finding.criterion_id)
     named = bool(task and finding.criterion_id and task.criterion(finding.criterion_id))
@@ -100,9 +100,6 @@ def evidence_lines(finding: Finding, task: Task | None) -> list[str]:
     for key, value in finding.evidence.items():
         if key in ("criterion_text", "criterion_id") and named:
             continue  # the criterion is named beside the finding
-        if key == "confidence":
-            lines.append(f"confidence: {_value(key, value, task, None)}")
-            continue
         what = _what(key)
         if key == "confidence":
             lines.append(f"the check is right on {measured(finding)}")

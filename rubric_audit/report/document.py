@@ -529,10 +529,9 @@ def _achievability(task_id: str, summary: AuditSummary) -> str:
 
 
 def _reviewed(task_id: str, summary: AuditSummary) -> tuple[str, str]:
-    """The task's review label (the reviewers' majority, or disputed) and every reviewer's
-    notes on it, each after the reviewer's name."""
-    label = ("disputed" if task_id in summary.disputed_tasks else
-             label_name(summary.review_labels.get(task_id, "not reviewed")))
+    """The task's review state (the reviewers' majority label, or disputed where they are tied)
+    and every reviewer's notes on it, each after the reviewer's name."""
+    label = label_name(summary.review_labels.get(task_id, "not reviewed"))
     notes = "; ".join(f"{stranger(r.reviewer)}: " + " / ".join(stranger(one_line(n, 200))
                                                                for n in r.notes)
                       for r in summary.reviews.get(task_id, []) if r.notes)
@@ -671,7 +670,7 @@ def _stratum_rows(correction: Correction) -> list[list[str]]:
     rows = []
     for s in correction.strata:
         name = STRATUM_NAMES.get(s.kind) or f"passes in {stranger(s.domain or '')}"
-        found = ("grader errors" if s.kind == "failures" else "unearned credit"
+        found = ("grader errors" if s.kind == "failures" else "unearned passes"
                  if s.kind == "passes" else "-")
         rows.append([name, str(s.tasks), str(s.sampled), str(s.reviewed),
                      f"{s.errors} {found}" if s.kind != "mixed" else "-",
@@ -699,7 +698,7 @@ def _correction_section(summary: AuditSummary) -> Section:
         Bullets([
             f"false fails among the failures (grader errors of those reviewed): "
             f"{interval(c.false_fail_rate)}",
-            f"false passes among the passes (unearned credit, domains weighted by size): "
+            f"false passes among the passes (unearned passes, domains weighted by size): "
             f"{interval(c.false_pass_rate)}",
             (f"on controls graded by {stranger(c.controls.grader)}: answers that must pass "
              f"failed {interval(c.controls.false_fails)} of {c.controls.false_fails.n}, answers "

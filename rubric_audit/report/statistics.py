@@ -48,7 +48,7 @@ OPTIONS = {
     "without_defective_or_ambiguous": "without tasks labelled defective or ambiguous",
     "ambiguous_as_pass": "tasks labelled ambiguous counted as passes",
     "grader_error_as_pass": "tasks labelled grader error counted as passes",
-    "unearned_as_fail": "tasks labelled unearned credit counted as fails (their criterion score "
+    "unearned_as_fail": "tasks labelled unearned pass counted as fails (their criterion score "
                         "as graded: the label does not say which criterion was unearned)",
     "achievable": "only tasks whose gold does not fail and whose null does not pass",
     "without_flagged": "without tasks an error finding flags (from the checks alone, before any "
