@@ -756,3 +756,44 @@ def test_classes_fixed_after_holdout11(criterion: str, answer: str, expected: st
     else; arrows, slow and fast, who owes whom; named columns, rates beside totals and bases;
     restated units, compact durations and decimal commas."""
     assert verdict(criterion, answer) == expected
+
+
+# The classes fixed after holdout10's first measurement (#25), each case general to its class.
+CLASSES_AFTER_HOLDOUT10 = [
+    # numbers in words as adjectives and with scale words; calendar durations; h:mm columns
+    ("States a design stage of 22 weeks", "Stage 3 is a **twenty-two-week** stage.", "pass"),
+    ("States a design stage of 26 weeks", "Stage 3 is a **twenty-two-week** stage.", "fail"),
+    ("States a permitted intake of 60,000 tonnes per year", "The permit allows up to **sixty "
+     "thousand tonnes a year**.", "pass"),
+    ("States a notice period of 24 months", "The contract sets a **two-year** notice period.",
+     "pass"),
+    ("States a notice period of 12 months", "The contract sets a **two-year** notice period.",
+     "fail"),
+    ("States an average changeover of 1 hour 20 minutes", "| Line | Changeover (h:mm) |\n"
+     "|---|---|\n| Start | 06:00 |\n| **Average** | **1:20** |", "pass"),
+    # a count before a passive is the criterion's value, counted by its phrase's noun
+    ("States that 1,140 student accounts were opened in Term 3", "Term 3: **1,140 accounts "
+     "opened**.", "pass"),
+    ("States that 350,000 invoices were processed in 2024", "In 2024 the centre processed "
+     "**310,000 invoices**.", "fail"),
+    ("States that 1,240 watches were returned within 6 weeks", "1,780 watches serviced; **1,240 "
+     "returned within 6 weeks** of receipt.", "pass"),
+    # "within the next 90 days" is a window, not the value
+    ("States that $84,000 is payable within the next 90 days", "- Payable within 30 days: "
+     "$84,000\n- Payable within 90 days (cumulative): **$131,000**", "fail"),
+    # the verb that governs "by about X" states the direction
+    ("States that the price rise reduces revenue by about £126k", "The price rise **raises "
+     "revenue by £126k**.", "fail"),
+    ("States that the price rise reduces revenue by about £126k", "The price rise **cuts "
+     "revenue by £126k**.", "pass"),
+    # a figure and its exact restatement in brackets are one value at two precisions
+    ("States a lease cost of $1,468,800", "Total: **$1.47 million ($1,468,800)**.", "pass"),
+    ("States a lease cost of $1.5m", "Total: **$1.47 million ($1,468,800)**.", "pass"),
+]
+
+
+@pytest.mark.parametrize(("criterion", "answer", "expected"), CLASSES_AFTER_HOLDOUT10)
+def test_classes_fixed_after_holdout10(criterion: str, answer: str, expected: str) -> None:
+    """Numbers in words, calendar and h:mm durations; passive counts and counted nouns; windows
+    named 'the next'; governing verbs; bracketed restatements."""
+    assert verdict(criterion, answer) == expected

@@ -248,3 +248,62 @@ def test_a_search_skipped_for_want_of_its_words_would_have_found_nothing(text: s
         for start in range(0, len(text) + 1, 3):
             assert bool(ending.search(text, start, len(text))) == bool(
                 ending.pattern.search(text, start, len(text))), (ending.pattern.pattern, text)
+
+
+@pytest.mark.parametrize(("text", "value", "noun", "scale"), [
+    ("a **twenty-two-week** stage", 22, "week", 1.0),
+    ("a forty-six-week cycle", 46, "week", 1.0),
+    ("up to sixty thousand tonnes a year", 60_000, "tonne", 1e3),
+    ("three hundred and twelve days", 312, "day", 1.0),
+    ("two million, three hundred thousand visitors", 2_300_000, "visitor", 1e3),
+])
+def test_numbers_in_words_as_adjectives_and_with_scale_words(text: str, value: float, noun: str,
+                                                             scale: float) -> None:
+    """A compound number word before a hyphen counts what follows it, and a scale word in words
+    multiplies it, at the scale word's precision."""
+    from rubric_audit.checks.numbers import find_word_numbers
+
+    [q] = find_word_numbers(text)
+    assert (q.value, q.noun, q.scale) == (value, noun, scale)
+
+
+def test_fractions_in_words_count_nothing_and_an_amount_in_words_is_money() -> None:
+    from rubric_audit.checks.numbers import find_word_numbers
+
+    assert find_word_numbers("two-thirds of the fleet and three-quarters of staff") == []
+    [q] = find_word_numbers("a premium of ninety thousand six hundred dollars ($90.6k)")
+    assert (q.value, q.dimension) == (90_600, "currency")
+    assert one("ninety thousand six hundred dollars ($90.6k)").value == 90_600  # no negative
+
+
+def test_calendar_durations_convert_among_themselves_and_never_into_weeks() -> None:
+    from rubric_audit.checks.numbers import duration_ratio, value_in_terms_of
+
+    assert value_in_terms_of(one("a term of 2 years"), one("a term of 24 months")) == 24
+    assert one("2 years 6 months").value == 30
+    assert duration_ratio("quarter", "month") == 3
+    assert duration_ratio("week", "month") is None  # "12 weeks" is no "3 months"
+    assert not one("12 weeks").compatible(one("3 months"))
+
+
+def test_h_mm_is_a_duration_only_where_an_hour_word_or_its_column_says_so() -> None:
+    from rubric_audit.checks.answer import read_answer
+
+    table = ("| Possession | Average (h:mm) |\n|---|---|\n| Start | 22:15 |\n| **Duration** | "
+             "**6:45** |")
+    assert [(q.text, q.value) for q in read_answer(table).quantities][-1] == ("6:45", 405)
+    prose = read_answer("The shift starts at 7:30 and the changeover takes 1:15 hours.")
+    assert [(q.text, q.noun, q.value) for q in prose.quantities] == [("1:15 hours", "minute", 75)]
+
+
+def test_a_count_names_the_thing_its_phrase_counts() -> None:
+    """"1,140 student accounts" counts accounts, as "1,140 accounts" does; "14 complaint lines"
+    count lines, not complaints; a participle after a count counts nothing."""
+    assert one("1,140 student accounts").compatible(one("1,140 accounts opened"))
+    assert not one("14 complaint lines").compatible(one("9 customer complaints"))
+    assert one("1,240 returned within six weeks").noun is None
+    assert one("12 hour shifts").noun == "hour"
+
+
+def test_a_category_number_is_an_identifier() -> None:
+    assert find_quantities("Category 1 purchased goods, Category 12 end-of-life") == []

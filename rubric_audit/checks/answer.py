@@ -19,12 +19,14 @@ from dataclasses import dataclass, replace
 
 from rubric_audit.checks import markup, restatements, units
 from rubric_audit.checks.numbers import (
+    CLOCK_DURATION,
     CURRENCY_CODES,
     CURRENCY_SYMBOLS,
     MEASURE_UNIT,
     SCALES,
     NeedsWord,
     Quantity,
+    find_clock_durations,
     find_compact_durations,
     find_quantities,
     find_ranges,
@@ -235,8 +237,9 @@ def read_answer(written: str) -> Reading:
     spans = [(q.start, q.end) for q in compact]
     found = join_durations(answer, sorted(
         [*(q for q in find_quantities(answer) if not any(a <= q.start < b for a, b in spans)),
-         *find_word_numbers(answer), *compact], key=lambda q: q.start))
-    quantities, headers = _implied_units(answer, found)
+         *find_word_numbers(answer), *compact, *find_clock_durations(answer)],
+        key=lambda q: q.start))
+    quantities, headers = _clock_durations(*_implied_units(answer, found))
     quantities = _restated_measures(quantities)
     segment_of = [bisect.bisect_right(bounds, q.start) - 1 for q in quantities]
     labels, label_names = [], []
@@ -530,6 +533,19 @@ def _implied_units(answer: str, found: list[Quantity]) -> tuple[list[Quantity], 
                 out[i] = with_unit(q, template)
             i += 1
     return out, headers
+
+
+CLOCK_HEADER = re.compile(r"\bh{1,2}\s?:\s?mm\b", re.I)  # a column of durations: "Average (h:mm)"
+
+
+def _clock_durations(quantities: list[Quantity],
+                     headers: list[str]) -> tuple[list[Quantity], list[str]]:
+    """Of the "h:mm" values, only those an hour word ("6:45 hours") or their column's header
+    ("(h:mm)") says are durations: the others are clock times."""
+    keep = [i for i, q in enumerate(quantities)
+            if not (clock := CLOCK_DURATION.fullmatch(q.text)) or clock.group(3)
+            or CLOCK_HEADER.search(headers[i])]
+    return [quantities[i] for i in keep], [headers[i] for i in keep]
 
 
 def _restated_measures(quantities: list[Quantity]) -> list[Quantity]:

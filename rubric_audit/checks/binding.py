@@ -20,7 +20,7 @@ from typing import Literal
 
 from rubric_audit.checks.answer import PLAN_TERMS, Reading, read_answer
 from rubric_audit.checks.criterion import Role, Tolerance
-from rubric_audit.checks.numbers import Quantity, comparable, value_in_terms_of
+from rubric_audit.checks.numbers import Quantity, comparable, duration_ratio, value_in_terms_of
 from rubric_audit.checks.polarity import CHANGE_HEADER, GLOSS
 from rubric_audit.checks.text import stem
 
@@ -407,6 +407,7 @@ def _same_order(q: Quantity, target: Quantity) -> bool:
 def _strictly_same_unit(q: Quantity, target: Quantity) -> bool:
     if q.dimension != target.dimension or q.per != target.per:
         return False
-    if q.dimension == "plain":
-        return bool(q.noun and q.noun == target.noun)
+    if q.dimension == "plain":  # a count of one thing, or a duration in one family ("2 years")
+        return bool(q.noun and (q.counts_as(target)
+                                or duration_ratio(q.noun, target.noun) is not None))
     return q.currency == target.currency

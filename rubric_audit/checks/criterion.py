@@ -35,6 +35,7 @@ from rubric_audit.checks.numbers import (
     comparable,
     find_quantities,
     find_ranges,
+    find_word_numbers,
     per_of,
     value_in_terms_of,
     windows_in,
@@ -220,7 +221,7 @@ def _targets_and_conditions(body: str) -> tuple[list[Quantity], list[Quantity]]:
     delivered within 48 hours" the 'were' states no value and 92% is the target."""
     copulas = list(COPULA.finditer(body))
     found = find_quantities(body)
-    windows = windows_in(body, found)
+    windows = _windows(body, found)
     bars = [q for q in found if BAR_BEFORE.search(body, max(0, q.start - 60), q.start)
             and BAR_AFTER.match(body, q.end)]
     named = [q for q in found if q.noun and re.match(r"-[a-z]", body[q.end:q.end + 2])]
@@ -234,7 +235,26 @@ def _targets_and_conditions(body: str) -> tuple[list[Quantity], list[Quantity]]:
     targets = [q for q in claims if q.start >= cut]
     if not targets and any(q.start >= cut for q in windows):
         targets = claims
+    if not targets and PASSIVE.match(body, cut) and not JUDGED.match(body, cut):
+        targets = [q for q in claims if q.noun]  # "350,000 invoices were processed in 2024"
     return targets, [q for q in found if q not in targets]
+
+
+# A passive after the last copula says what was done to the counted values before it; a verb
+# of measuring against a bar ("was exceeded") makes the claim whether the bar was met.
+PASSIVE = re.compile(r"\s*(?:\w+ly\s+)?(?:[a-z]+ed|[a-z]+en|sold|spent|paid|built|held|kept|"
+                     r"made|lost|won|sent|run|cut|set)\b", re.I)
+JUDGED = re.compile(r"\s*(?:\w+ly\s+)?(?:exceeded|surpassed|missed|breached|met|achieved|reached|"
+                    r"beaten|overshot|undershot|triggered|satisfied|passed|failed|exhausted|"
+                    r"capped|limited|restricted|required|needed|expected|forecast|budgeted|"
+                    r"planned|targeted|allowed|permitted|deemed|considered)\b", re.I)
+
+
+def _windows(body: str, found: list[Quantity]) -> list[Quantity]:
+    """The values that say within what a criterion's values are measured, in digits or in
+    words ("within the next two years")."""
+    words = find_word_numbers(body)
+    return windows_in(body, sorted([*found, *words], key=lambda q: q.start) if words else found)
 
 
 def _stated_tolerance(text: str, target: Quantity) -> Tolerance | None:
@@ -426,7 +446,7 @@ def read_claim(criterion: str, prompt: str) -> Claim:
         file_deliverable=bool(FILE_DELIVERABLE.search(prompt)) and not REPLY_HERE.search(prompt),
         limit=bool(LIMIT_WORDS.search(body)),
         qualitative=bool(QUALITATIVE_PART.search(body)),
-        windows=tuple(w for w in windows_in(body, find_quantities(body)) if w not in targets),
+        windows=tuple(w for w in _windows(body, find_quantities(body)) if w not in targets),
         payment=next(iter(payments(body)), None),
         roles=roles, polarities=tuple(_polarity(body, t, r) for t, r in zip(targets, roles,
                                                                              strict=True)),

@@ -90,7 +90,9 @@ CURRENCY_RANGE_BEFORE = NeedsWord(re.compile(
     r"(?:[$€£¥]|\b[A-Z]{3})\s?[\d,.]+\s?(?:[kKmMbB]|bn|mm|mn)\s*(?:-|–|—|to)\s*$"),
     ("-", "–", "—", "to"))
 PER_BEFORE = NeedsWord(re.compile(r"\bper\s*$", re.I), ("per",))
-NUMBER_WORD_BEFORE = re.compile(rf"\b(?:{NUMBER_WORDS})\s*$", re.I)
+# "fourteen (14) days", "ninety thousand dollars ($90k)": the bracket restates the words
+NUMBER_WORD_BEFORE = re.compile(rf"\b(?:{NUMBER_WORDS}|thousand|million|billion)"
+                                r"(?:\s+(?:dollars?|euros?|pounds?(?:\s+sterling)?|yen|francs?))?\s*$", re.I)
 
 # Words that name what follows them: "Section 3.2", "Part 487", "Form 10-K", "Rule 26(a)(1)".
 _REFERENCE_WORDS = (
@@ -102,6 +104,7 @@ _REFERENCE_WORDS = (
     "ifrs|ias|asc|irc|iso|stages?|levels?|scenarios?|series|lots?|buildings?|routes?|"
     "orders?|contracts?|loans?|patents?|bills?|acts?|years?|quarters?|months?|weeks?|days?|"
     "options?|nos?|numbers?|ids?|refs?|references?|sku|serial|reg|scopes?|workstreams?|waves?|"
+    "categor(?:y|ies)|"
     "drg|cpt|icd(?:-10)?|ndc|hcpcs|naics|npi|isin|cusip|ein|"
     "po|p\\.o|rf[qpi]s?|grns?|asns?|ncrs?|batch(?:es)?|protocols?|requisitions?|waybills?|awbs?")
 # "Term 2", "Ward 3" or "zone-4" names a period or a place; "a term of 5 years" does not
@@ -213,6 +216,7 @@ class Quantity:
     per: str | None = None  # what a rate is per: "rsf" in "$40.00/RSF", "share" in "per share"
     points: bool | None = None  # a percent written as points (pp, bps) or not (%); None: unsaid
     measure: str | None = None  # the pint unit of a measured value: "foot" in "1,150 ft"
+    head: str | None = None  # the plural noun `noun` qualifies: "account" in "40 student accounts"
 
     @property
     def step(self) -> float:
@@ -235,9 +239,15 @@ class Quantity:
         if (self.measure or other.measure) and (_counts_things(self, other)
                                                 or _counts_things(other, self)):
             return False  # "350 m" is not 350 visitors
-        if not (self.noun and other.noun) or self.noun == other.noun:
+        if not (self.noun and other.noun) or self.counts_as(other):
             return True
-        return self.noun in DURATION_HOURS and other.noun in DURATION_HOURS  # 3 days 4 hours
+        return duration_ratio(self.noun, other.noun) is not None  # 3 days 4 hours; 2 years
+
+    def counts_as(self, other: Quantity) -> bool:
+        """Whether two counted nouns name one thing: the same first noun, or the same thing
+        counted, a phrase's head ("1,140 student accounts" and "1,140 accounts"; "14 complaint
+        lines" count lines)."""
+        return self.noun == other.noun or (self.head or self.noun) == (other.head or other.noun)
 
     def other_points(self, other: Quantity) -> bool:
         """Whether one is in points (pp, bps) and the other in percent: as levels 312 bps is
@@ -289,9 +299,34 @@ def _noun(after: str) -> str | None:
     spaced = not re.match(r"^\)?[\s-]?[A-Za-z]+-", after)  # "event-day staff" counts staff
     if second and (word in QUALIFIERS or (spaced and second.rstrip("s") in DURATION_NOUNS)):
         word = second  # "10 teaching weeks" counts weeks
-    if word in NOT_NOUNS:
+    if word in NOT_NOUNS or _participle(word):
         return None
     return word[:-1] if word.endswith("s") and len(word) > 3 else word
+
+
+def _participle(word: str) -> bool:
+    """A verb's past participle after a count ("1,240 returned within 6 weeks") counts nothing
+    of its own; "seed" and "speed" are nouns."""
+    return word.endswith("ed") and len(word) > 5 and not word.endswith("eed")
+
+
+NOT_PLURAL_NOUNS = frozenset("has this its thus plus minus does his yes always perhaps across "
+                             "unless whereas less ours theirs".split())
+
+
+def _head(after: str, noun: str | None) -> str | None:
+    """The plural noun a count's first word qualifies, singular ("1,140 student accounts" counts
+    accounts, "346 dental procedures" procedures): not after a word that is itself plural, a
+    duration or a unit ("12 hour shifts" are 12 hours), nor across a hyphen."""
+    match = NOUN.match(after)
+    if noun is None or match is None or not match.group(2) or re.match(r"^\)?[\s-]?[A-Za-z]+-", after):
+        return None
+    word, second = match.group(1).lower(), match.group(2).lower()
+    if (word != noun or not second.endswith("s") or len(second) <= 3 or word.endswith("s")
+            or second in NOT_NOUNS or second in NOT_PLURAL_NOUNS or word in DURATION_NOUNS
+            or units.unit_named(word) is not None):
+        return None
+    return second[:-1]
 
 
 def _quantity(match: re.Match[str], text: str) -> Quantity | None:
@@ -329,8 +364,10 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
             return None  # clause 14.1, section 3
         if PER_BEFORE.search(before):
             return None  # "rate per 1,000 patient days": a denominator
+    head = None
     if dimension == "plain":  # "1.2 million m³" too; "1.79 million boxes" counts boxes
         noun, measure = _noun(after), _measure(after)
+        head = _head(after, noun)
     if dimension == "plain" and g["scale"] and g["scale"] not in "kK" and not currency \
             and not CURRENCY_RANGE_BEFORE.search(before):
         return None  # "5m" alone could be metres or months ("12.5k" is thousands);
@@ -345,7 +382,7 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
         aside = dimension in ("percent", "multiple") and not _in_table_cell(before)
         if aside:
             pass  # "two-thirds (64%)": an aside, not a negative
-        elif bare and NUMBER_WORD_BEFORE.search(before[:-1]):
+        elif NUMBER_WORD_BEFORE.search(before[:-1]):
             negative = False  # "fourteen (14) days" restates the number
         elif bare and not _in_table_cell(before):
             return None  # "(14)" in prose is a subsection or list marker
@@ -364,7 +401,7 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
                     scale=factor, decimals=_decimals(num) + (2 if g["frac"] else 0),
                     text=match.group(0).strip(),
                     start=match.start(), end=match.end(), noun=noun,
-                    per=_per_after(after, noun), points=points, measure=measure)
+                    per=_per_after(after, noun), points=points, measure=measure, head=head)
 
 
 def _per_after(after: str, noun: str | None) -> str | None:
@@ -463,14 +500,30 @@ def _scan(text: str) -> tuple[tuple[Quantity, bool], ...]:
 
 DURATION_HOURS = {"week": 168.0, "day": 24.0, "hour": 1.0, "hr": 1.0, "h": 1.0, "minute": 1 / 60,
                   "min": 1 / 60}
+# Calendar durations convert among themselves exactly (2 years are 24 months), never into days
+# or weeks, whose count in a month varies: "12 weeks" is no "3 months".
+CALENDAR_MONTHS = {"month": 1.0, "quarter": 3.0, "year": 12.0, "yr": 12.0}
 DURATION_TAIL = re.compile(rf"\s?[A-Za-z]+,?\s+(?:and\s+)?(\d{{1,4}}(?:\.\d+)?|{NUMBER_WORDS})\s?"
-                           r"(weeks?|days?|hours?|hrs?|h|minutes?|mins?)\b", re.I)
+                           r"(weeks?|days?|hours?|hrs?|h|minutes?|mins?|months?|quarters?)\b", re.I)
+
+
+def duration_ratio(noun: str | None, other: str | None) -> float | None:
+    """How many `other` one `noun` is where both are durations of one family (a year is 12
+    months, a day 24 hours), else None."""
+    for family in (DURATION_HOURS, CALENDAR_MONTHS):
+        if noun in family and other in family:
+            return family[noun] / family[other]
+    return None
+
+
+def is_duration(noun: str | None) -> bool:
+    return noun in DURATION_HOURS or noun in CALENDAR_MONTHS
 
 
 def join_durations(text: str, found: list[Quantity]) -> list[Quantity]:
     """A duration written in two units is one: "2 days 14 hours" is 62 hours, in the smaller
     ("14" after "days" reads as a day number otherwise); "three weeks and five days" is 26
-    days."""
+    days; "2 years 6 months" is 30 months."""
     out: list[Quantity] = []
     end = -1
     for q in found:
@@ -478,13 +531,12 @@ def join_durations(text: str, found: list[Quantity]) -> list[Quantity]:
             continue  # the second part of a duration joined before
         tail = DURATION_TAIL.match(text, q.end) if q.dimension == "plain" else None
         unit = tail.group(2).lower().rstrip("s") if tail else ""
-        if tail and q.noun in DURATION_HOURS and DURATION_HOURS[unit] < DURATION_HOURS[q.noun]:
+        ratio = duration_ratio(q.noun, unit) if tail else None
+        if tail and ratio is not None and ratio > 1:
             count = tail.group(1).lower()
-            hours = q.value * DURATION_HOURS[q.noun] + float(WORD_VALUES.get(count, count)) \
-                * DURATION_HOURS[unit]
             noun = {"h": "hour", "hr": "hour", "min": "minute"}.get(unit, unit)
-            q = replace(q, value=hours / DURATION_HOURS[unit], noun=noun, end=tail.end(),
-                        text=text[q.start:tail.end()],
+            q = replace(q, value=q.value * ratio + float(WORD_VALUES.get(count, count)), noun=noun,
+                        end=tail.end(), text=text[q.start:tail.end()],
                         decimals=_decimals(tail.group(1)))
             end = tail.end()
         out.append(q)
@@ -538,12 +590,13 @@ def value_in_terms_of(q: Quantity, target: Quantity) -> float:
         if high - low > target.step:
             return units.convert(q.value, q.measure, target.measure)
         return min(max(target.value, low), high)
-    if q.noun in DURATION_HOURS and target.noun in DURATION_HOURS and q.noun != target.noun:
-        return q.value * DURATION_HOURS[q.noun] / DURATION_HOURS[target.noun]
+    ratio = duration_ratio(q.noun, target.noun) if q.noun != target.noun else None
+    if ratio is not None:
+        return q.value * ratio
     if q.dimension in ("percent", "multiple") or q.scale == target.scale:
         return q.value
     if q.scale == 1.0:  # "2433" beside "$2,470 million"; "$2,860,000" is already in units
-        if q.noun and q.noun == target.noun:
+        if q.noun and q.counts_as(target):
             return q.value  # "65 broadcast hours" counts hours, not millions of them
         return q.value if abs(q.value) >= target.scale else q.value * target.scale
     if target.scale == 1.0:  # "1,284" under "($000s)" against "$1,284,000": already units
@@ -577,7 +630,8 @@ def _range_gap(text: str, a: Quantity, b: Quantity) -> bool:
         re.search(r"between\s*$", text[max(0, a.start - WINDOW):a.start], re.I))
 
 
-WINDOW_BEFORE = re.compile(r"\bwithin\s*(?:±|\+/[-−])?\s*$", re.I)
+WINDOW_BEFORE = re.compile(r"\bwithin\s*(?:±|\+/[-−]|(?:the\s+)?(?:next|first|coming|following|"
+                           r"last|past)\s+)?\s*$", re.I)  # "within the next two years"
 WINDOW_JOIN = re.compile(r"\s*(?:/|to|-|–)\s*\+?")  # "−4/+6 s/day", "2 to 5 days"
 
 
@@ -587,7 +641,7 @@ def windows_in(text: str, found: Sequence[Quantity]) -> list[Quantity]:
     is left out: it may be a tolerance."""
     out: list[Quantity] = []
     for n, q in enumerate(found):
-        if q in out or not WINDOW_BEFORE.search(text, max(0, q.start - 14), q.start):
+        if q in out or not WINDOW_BEFORE.search(text, max(0, q.start - 30), q.start):
             continue
         chain = [q]
         for later in found[n + 1:]:
@@ -609,9 +663,17 @@ def find_ranges(text: str, quantities: list[Quantity]) -> list[tuple[Quantity, Q
     return pairs
 
 
-WORD_NUMBER = re.compile(rf"(?<![-\w])({NUMBER_WORDS}|zero)(?:-(one|two|three|four|five|six|seven|eight|"
-                         r"nine))?\s+(?:and\s+a\s+(half|quarter)\s+)?(?!hundred|thousand|million|billion)"
-                         r"(?=[a-z])", re.I)
+_UNITS_WORD = "one|two|three|four|five|six|seven|eight|nine"
+_BELOW_HUNDRED = rf"(?:{NUMBER_WORDS}|zero)(?:-(?:{_UNITS_WORD}))?"
+_BELOW_THOUSAND = rf"{_BELOW_HUNDRED}(?:\s+hundred(?:\s+and\s+{_BELOW_HUNDRED})?)?"
+# "forty-six weeks", "a twenty-two-week stage", "three hundred and twelve days", "sixty thousand
+# tonnes", "ninety thousand six hundred dollars"; "two-thirds" and "three-quarters" are
+# fractions, not counts
+WORD_NUMBER = re.compile(
+    rf"(?<![-\w])({_BELOW_THOUSAND}(?:\s+(?:thousand|million|billion)(?:,?\s+(?:and\s+)?"
+    rf"{_BELOW_THOUSAND})?)*)"
+    r"(?:\s+|-(?!(?:thirds?|quarters?|halves|half|fifths?|sixths?|eighths?|tenths?)\b))"
+    r"(?:and\s+a\s+(half|quarter)\s+)?(?!hundred|thousand|million|billion)(?=[a-z])", re.I)
 FRACTION_WORDS = {"half": 0.5, "quarter": 0.25}  # "two and a half terms" is 2.5 terms
 WORD_VALUES = {w: i for i, w in enumerate(
     "zero one two three four five six seven eight nine ten eleven twelve thirteen fourteen "
@@ -620,27 +682,52 @@ WORD_VALUES |= {"twenty": 20, "thirty": 30, "forty": 40, "fifty": 50, "sixty": 6
                 "eighty": 80, "ninety": 90}
 
 
+def _words_value(words: str) -> tuple[float, float] | None:
+    """The value of a number in words and the scale of its last scale word ("ninety thousand
+    six hundred" is (90,600, 1)); None where a part is no number ("hundred" alone)."""
+    total = part = 0.0
+    scale = 1.0
+    seen = False
+    for word in re.findall(r"[a-z]+", words.lower()):
+        if word in WORD_VALUES:
+            part += WORD_VALUES[word]
+            seen = True
+        elif word == "hundred" and seen:
+            part *= 100
+        elif word in SCALES and seen:
+            total, part, scale = total + part * SCALES[word], 0.0, SCALES[word]
+        elif word != "and":
+            return None
+    return (total + part, 1.0 if part else scale) if seen else None
+
+
 def find_word_numbers(text: str) -> list[Quantity]:
-    """Counts written in words before what they count: 'three weeks', 'forty-five days', 'two
-    and a half terms'."""
+    """Counts written in words before what they count: 'three weeks', 'forty-five days', 'a
+    twenty-two-week stage', 'two and a half terms', 'three hundred and twelve days', 'sixty
+    thousand tonnes' (at the scale word's precision), 'twelve million euros' (an amount)."""
     out = []
     for m in WORD_NUMBER.finditer(text):
-        head = m.group(1).lower()
-        if head not in WORD_VALUES:
+        read = _words_value(m.group(1))
+        if read is None:
             continue
-        value = WORD_VALUES[head] + (WORD_VALUES[m.group(2).lower()] if m.group(2) else 0)
-        fraction = FRACTION_WORDS[m.group(3).lower()] if m.group(3) else 0.0
-        noun = _noun(text[m.end() - 1:m.end() + WINDOW])
-        if noun:
-            out.append(Quantity(value=value + fraction, dimension="plain", currency=None,
-                                scale=1.0, decimals=len(str(fraction)) - 2 if fraction else 0,
-                                text=m.group(0).strip(), start=m.start(),
-                                end=m.end(), noun=noun,
-                                measure=_measure(text[m.end() - 1:m.end() + WINDOW])))
+        value, scale = read
+        fraction = FRACTION_WORDS[m.group(2).lower()] if m.group(2) else 0.0
+        after = text[m.end() - 1:m.end() + WINDOW]
+        money = CURRENCY_WORD.match(after)
+        noun = None if money else _noun(after)
+        if noun or money:
+            out.append(Quantity(
+                value=value + fraction, dimension="currency" if money else "plain",
+                currency=CURRENCY_WORDS.get(re.sub(r"\s+", " ", money.group(1).lower()).rstrip("s"))
+                if money else None,
+                scale=scale, decimals=len(str(fraction)) - 2 if fraction else 0,
+                text=m.group(0).strip().rstrip("-"), start=m.start(), end=m.end(), noun=noun,
+                measure=None if money else _measure(after), head=_head(after, noun)))
     return out
 
 
-COMPACT_DURATION = re.compile(r"(?<![\w.,])(\d{1,3}(?:\.\d+)?)\s?h(?:\s?(\d{1,2})\s?m(?:in)?)?\b")
+COMPACT_DURATION = re.compile(r"(?<![\w.,:])(\d{1,3}(?:\.\d+)?)\s?h(?:\s?(\d{1,2})\s?m(?:in)?)?\b")
+CLOCK_DURATION = re.compile(r"(?<![\w:.,])(\d{1,3}):([0-5]\d)(?![\d:])(\s?(?:h|hrs?|hours)\b)?")
 
 
 def find_compact_durations(text: str) -> list[Quantity]:
@@ -655,6 +742,16 @@ def find_compact_durations(text: str) -> list[Quantity]:
                             decimals=0 if minutes else _decimals(hours), text=m.group(0),
                             start=m.start(), end=m.end(), noun=noun))
     return out
+
+
+def find_clock_durations(text: str) -> list[Quantity]:
+    """Every "h:mm" in `text` read as a duration in minutes ("6:45" is 405 minutes), with its
+    hour word if one follows ("6:45 hours"). A clock time is written the same way: the answer's
+    reader keeps only those an hour word or an "(h:mm)" column header says are durations."""
+    return [Quantity(value=float(m.group(1)) * 60 + float(m.group(2)), dimension="plain",
+                     currency=None, scale=1.0, decimals=0, text=m.group(0).strip(),
+                     start=m.start(), end=m.end(), noun="minute")
+            for m in CLOCK_DURATION.finditer(text)]
 
 
 SCALE_SUFFIX = {1e3: "k", 1e6: "m", 1e9: "bn", 1e12: "tn"}

@@ -108,7 +108,9 @@ def _worded(text: str, q: Quantity) -> tuple[Direction, bool] | None:
     word among the few before it or right after it, else a state word before or after it."""
     before = _clause_before(text, q.start)
     after = AFTER.match(text, q.end, q.end + 60)
-    governed = re.search(r"\bby\s*\W*$", before)  # "raises annual cost by X": the verb governs X
+    # "raises annual cost by X", "reduces revenue by about X": the verb governs X
+    governed = re.search(r"\bby\s*(?:about|approximately|around|roughly|some|nearly|almost)?\s*\W*$",
+                         before, re.I)
     changes = list((GOVERNING if governed else CHANGE_BEFORE).finditer(
         before if governed else _last_words(before, WORDS_BEFORE)))
     if changes:

@@ -14,7 +14,7 @@ import itertools
 import re
 from collections import deque
 
-from rubric_audit.checks.numbers import DURATION_HOURS, NeedsWord, Quantity
+from rubric_audit.checks.numbers import NeedsWord, Quantity, is_duration
 
 REVISION = NeedsWord(re.compile(
     r"\b(?:correction|corrected|correcting|revised|revision|update[ds]?|on\s+reflection|"
@@ -45,17 +45,29 @@ ROUNDING_WORD = re.compile(r"\bie\b|→|->|⇒|≈|\bround|\bnearest\b|\bthat\s+
                            re.I)
 
 
+BRACKETED = re.compile(r"\s*\(\s*")
+BRACKET_END = re.compile(r"\s*\)")
+
+
 def roundings(answer: str, quantities: list[Quantity]) -> tuple[tuple[int, int], ...]:
-    """(i, i + 1) where value i + 1 restates value i rounded, as the answer's own final figure:
-    "14.6 days, i.e. **14 days** to the nearest whole day", "A$67.55 → A$67". The rounding is
-    coarser than the working value and within one of its own steps of it (a truncation too)."""
+    """(working, rounded) where one value restates the other rounded: after it, as the answer's
+    own final figure ("14.6 days, i.e. **14 days** to the nearest whole day", "A$67.55 →
+    A$67"), or either in brackets right after the other, one value at two precisions ("$1.47
+    million ($1,468,800)"). The rounding is coarser than the working value and within one of
+    its own steps of it (a truncation too)."""
     out = []
-    for i, (working, rounded) in enumerate(itertools.pairwise(quantities)):
-        gap = re.sub(r"\bi\.\s?e\.", "ie", answer[working.end:rounded.start])
+    for i, (first, second) in enumerate(itertools.pairwise(quantities)):
+        gap = re.sub(r"\bi\.\s?e\.", "ie", answer[first.end:second.start])
+        if BRACKETED.fullmatch(gap) and BRACKET_END.match(answer, second.end):
+            pair = (i, i + 1) if second.step > first.step else (i + 1, i)
+        elif ROUNDED_GAP.fullmatch(gap) and "\n\n" not in gap and ROUNDING_WORD.search(gap):
+            pair = (i, i + 1)
+        else:
+            continue
+        working, rounded = quantities[pair[0]], quantities[pair[1]]
         if (rounded.step > working.step and working.compatible(rounded)
-                and abs(working.value - rounded.value) < rounded.step
-                and ROUNDED_GAP.fullmatch(gap) and "\n\n" not in gap and ROUNDING_WORD.search(gap)):
-            out.append((i, i + 1))
+                and abs(working.value - rounded.value) < rounded.step):
+            out.append(pair)
     return tuple(out)
 
 
@@ -69,7 +81,7 @@ def conversions(answer: str, quantities: list[Quantity],
     3,937 sq ft". Right or wrong, the restatement is the answer's figure."""
     out = []
     for i, working in enumerate(quantities):
-        if not (working.measure or working.noun in DURATION_HOURS):
+        if not (working.measure or is_duration(working.noun)):
             continue
         for j in range(i + 1, len(quantities)):
             final = quantities[j]
