@@ -789,11 +789,43 @@ CLASSES_AFTER_HOLDOUT10 = [
     # a figure and its exact restatement in brackets are one value at two precisions
     ("States a lease cost of $1,468,800", "Total: **$1.47 million ($1,468,800)**.", "pass"),
     ("States a lease cost of $1.5m", "Total: **$1.47 million ($1,468,800)**.", "pass"),
+    # a spread the answer describes, or another party's figures, beside the value it commits
+    ("States an average ward stay of 4.3 days", "Stays ranged from 1.2 days (day surgery) to 5.1 "
+     "days (trauma); the average stay was **4.3 days**.", "pass"),
+    ("States an average ward stay of 4.3 days", "Stays ranged from 1.2 days (day surgery) to 5.1 "
+     "days (trauma); the average stay was **4.8 days**.", "fail"),
+    ("States an average bale weight of 412 kg", "Bale weights varied from 360 kg to 465 kg "
+     "depending on moisture; the average was **412 kg**.", "pass"),
+    ("States an average Brix of 6.8", "Brix ranged from 5.9 (week 3) to 7.6 (week 31).\n\n"
+     "**Season average: 6.8**, comfortably above the 6.0 retailer minimum.", "pass"),
+    ("States a plant heritability of 0.62", "Published estimates range from 0.4 to 0.7; our "
+     "trials give **0.62**.", "pass"),
+    ("States a 2024 churn of 11% (accept 10% to 12%)", "Industry forecasts put churn at 10–12%. "
+     "Our churn was actually **17%** in 2024.", "fail"),
+    # a plan row, and a counterfactual, are not the answer's figure unless the criterion asks
+    ("States that the lowest fee quote was £225k", "| Firm | Fee quote |\n|---|---|\n| Hale | "
+     "£212k (lowest) |\n| Marsh | £236k |\n| *Internal budget* | *£225k* |", "fail"),
+    ("States a quarterly coupon of $412,000", "Had the rate cap not applied, the coupon would "
+     "have been **$412,000**. With the cap, the coupon is **$375,000**.", "fail"),
+    ("States a quarterly coupon of $375,000", "Had the rate cap not applied, the coupon would "
+     "have been **$412,000**. With the cap, the coupon is **$375,000**.", "pass"),
+    ("States that the coupon would have been $412,000 without the cap", "Had the rate cap not "
+     "applied, the coupon would have been **$412,000**. With the cap, the coupon is "
+     "**$375,000**.", "pass"),
+    # a hedge after a gloss or with 'though possibly'; a hedge the answer resolves; a fraction
+    ("States an NPL ratio of 3.4%", "The NPL ratio is 3.4% of gross loans (regulatory basis), or "
+     "possibly 3.9% if restructured loans count.", "fail"),
+    ("States 23,400 parcels on the peak day", "Peak day: 23,400 parcels, though possibly 24,900 "
+     "if the late trunk is counted.", "fail"),
+    ("States 412 admissions in January", "The registers show either 412 or 421 admissions. "
+     "Checking the log, the correct figure is **412**.", "pass"),
+    ("States 38,420 tickets sold", "**Sold: 38,420/41,500** (92.6%).", "not_applicable"),
 ]
 
 
 @pytest.mark.parametrize(("criterion", "answer", "expected"), CLASSES_AFTER_HOLDOUT10)
 def test_classes_fixed_after_holdout10(criterion: str, answer: str, expected: str) -> None:
     """Numbers in words, calendar and h:mm durations; passive counts and counted nouns; windows
-    named 'the next'; governing verbs; bracketed restatements."""
+    named 'the next'; governing verbs; bracketed restatements; spreads, others' figures, plans,
+    bars and counterfactuals beside the committed value; hedges and their resolution."""
     assert verdict(criterion, answer) == expected

@@ -17,7 +17,7 @@ import itertools
 import re
 from dataclasses import dataclass, replace
 
-from rubric_audit.checks import markup, restatements, units
+from rubric_audit.checks import asides, markup, restatements, units
 from rubric_audit.checks.numbers import (
     CLOCK_DURATION,
     CURRENCY_CODES,
@@ -31,6 +31,7 @@ from rubric_audit.checks.numbers import (
     find_quantities,
     find_ranges,
     find_word_numbers,
+    is_spread,
     join_durations,
     measure_unit,
     windows_in,
@@ -92,16 +93,6 @@ HEDGED_RANGE = NeedsWord(re.compile(r"\b(?:somewhere|likely|probably|roughly|pos
                           r"[^.!?\n]{0,24}$", re.I),
     ("somewhere", "likely", "probably", "roughly", "possibly", "perhaps", "maybe",
      "anywhere", "could", "may", "might", "treat"))
-# The words naming a planned or earlier value rather than the actual one, written once: as
-# stems for a criterion's subject, and as what may stand right before a value in an answer.
-PLAN_TERMS = ("budget", "budgeted", "plan", "planned", "forecast", "target", "guidance",
-              "baseline", "benchmark", "estimate", "estimated", "prior", "previous")
-PLANNED = NeedsWord(re.compile(rf"\b(?:{'|'.join(PLAN_TERMS)})(?:\s+year)?\b(?:\s+(?:of|at|was|is|figure|"
-                     r"amount|value|level))?\s*[:=]?\s*\**\s*(?:(?:US|A|C)?[$€£¥]|USD|EUR|GBP|NOK)?"
-                     r"\s?$", re.I),
-    PLAN_TERMS)
-PLAN_HEADER = re.compile(rf"\W*(?:{'|'.join(PLAN_TERMS)})(?:\s+(?:year|figure|\d{{4}}))?\s*"
-                         r"(?:\([^()]*\))?\W*", re.I)  # a column headed "Target" or "Budget ($m)"
 SAVED_FILE = NeedsWord(re.compile(r"\b(?:saved|created|attached|uploaded|written|exported|updated|"
                         r"added|built|populated|filled|wrote|edited)\b"
                         r"[^.\n]{0,80}?\.(?:xlsx|xlsm|docx|pptx|pdf|csv)\b", re.I),
@@ -200,12 +191,11 @@ class Reading:
     windows: frozenset[int]  # values that say within what another is measured ("within 5 m")
 
     @functools.cached_property
-    def planned(self) -> frozenset[int]:
-        """The values said to be planned ("a budget of $4.6m") or in a Target, Budget or Plan
-        column: read once per answer, asked of by every criterion."""
-        return frozenset(i for i, q in enumerate(self.quantities)
-                         if PLANNED.search(self.text, max(0, q.start - 40), q.start)
-                         or PLAN_HEADER.fullmatch(self.headers[i]))
+    def asides(self) -> tuple[asides.Aside, ...]:
+        """The values the answer gives as a plan, a bar, another party's figure or a
+        counterfactual: read once per answer, asked of by every criterion."""
+        return asides.asides(self.text, self.quantities, self.headers, self.bounds,
+                             self.segment_of)
 
     @functools.cached_property
     def doubted_ranges(self) -> tuple[tuple[Quantity, Quantity], ...]:
@@ -213,6 +203,14 @@ class Reading:
         as roughly 3.8-4.1%"), not as a quantity that is a range (a guidance range)."""
         return tuple(r for r in self.ranges
                      if HEDGED_RANGE.search(self.text, max(0, r[0].start - 60), r[0].start))
+
+    @functools.cached_property
+    def spread_ends(self) -> frozenset[int]:
+        """The ids of the values that end a spread the answer describes ("ranged from 5.9 (week
+        3) to 7.6"): a distribution's or others' values, never a hedge."""
+        return frozenset(id(q) for low, high in self.ranges
+                         if is_spread(self.text, *sorted((low, high), key=lambda q: q.start))
+                         for q in (low, high))
 
     @functools.cached_property
     def qualified(self) -> Qualified:

@@ -18,19 +18,23 @@ from collections.abc import Collection
 from dataclasses import dataclass, replace
 from typing import Literal
 
-from rubric_audit.checks.answer import PLAN_TERMS, Reading, read_answer
+from rubric_audit.checks.answer import Reading, read_answer
 from rubric_audit.checks.criterion import Role, Tolerance
 from rubric_audit.checks.numbers import Quantity, comparable, duration_ratio, value_in_terms_of
 from rubric_audit.checks.polarity import CHANGE_HEADER, GLOSS
-from rubric_audit.checks.text import stem
 
 ALTERNATIVE_GAP = re.compile(
     r"(?:\s*[A-Za-zµ/·]+)?\s*[,;]?\s*(?:[-–—]\s*)?(?:(?:or|/|either)\s*(?:possibly|perhaps|maybe|about|roughly|around|"
     r"approximately|up\s+to)?|(?:or\s+)?(?:possibly|perhaps|maybe|probably)\s+(?:closer\s+to|"
     r"nearer(?:\s+to)?|as\s+(?:high|low|much)\s+as|up\s+to|around|about)?)\s*", re.I)
 CONDITIONAL_ALTERNATIVE = re.compile(r"\bif\b[^.!?\n]*\bor\b|\bdepending\b|\beither\b", re.I)
+# "2.1% of the fleet (39 bikes of 1,850), or possibly 2.6% if ...", "23,400 parcels, though
+# possibly 24,900": a doubt word right before the other value makes it an alternative
+DOUBTED_ALTERNATIVE = re.compile(
+    r"[,;]?\s*(?:[-–—]\s*)?(?:or|though|although|but)\s+(?:possibly|perhaps|maybe|potentially|"
+    r"conceivably)\s+(?:closer\s+to|nearer(?:\s+to)?|as\s+(?:high|low|much)\s+as|up\s+to|around|"
+    r"about)?\s*$", re.I)
 CONDITIONAL_GAP = 160  # "81.6% if cancelled flights are excluded ..., or 79.9% if ..."
-PLAN_WORDS = frozenset(stem(w) for w in PLAN_TERMS)
 NEAR = (0.8, 1.25)  # values within this ratio of the target are taken as claims about it
 
 
@@ -62,11 +66,12 @@ def _is_context(q: Quantity, context: Collection[tuple[str, float]], target: Qua
     return (q.dimension, round(q.value, 9)) in context and abs(q.value - target.value) > target.step
 
 
-def _alternatives(answer: str, values: list[Quantity], matched: list[Quantity]) -> bool:
-    """A matching value offered beside another as alternatives: 'X or Y', 'X / Y'.
+def _alternatives(answer: str, values: list[Quantity], matched: list[Quantity]) -> Quantity | None:
+    """The value a matching value is offered beside as an alternative ('X or Y', 'X / Y', 'X,
+    though possibly Y'), or None.
 
     Both must be of the same order (within 3x): "NOK 1,940m, or NOK 48.50 per share" restates
-    one figure in other terms rather than offering two.
+    one figure in other terms rather than offering two; "38,420/41,500 (92.6%)" is a fraction.
     """
     hits = {id(q) for q in matched}
     for i, a in enumerate(values):
@@ -76,11 +81,24 @@ def _alternatives(answer: str, values: list[Quantity], matched: list[Quantity]) 
             continue
         gap = GLOSS.sub("", answer[a.end:b.start])
         same_order = a.value and b.value and 1 / 3 <= b.value / a.value <= 3
-        if not same_order or re.search(r"[.!?](?=\s)|\n", gap):
+        if not same_order or re.search(r"[.!?](?=\s)|\n", gap) or _fraction(answer, a, b):
             continue
-        if ALTERNATIVE_GAP.fullmatch(gap) or CONDITIONAL_ALTERNATIVE.search(gap):
-            return True
-    return False
+        if ALTERNATIVE_GAP.fullmatch(gap) or CONDITIONAL_ALTERNATIVE.search(gap) \
+                or DOUBTED_ALTERNATIVE.search(gap):
+            return b if id(a) in hits else a
+    return None
+
+
+SHARE_AFTER = re.compile(r"\s*\(\s*(\d{1,3}(?:\.(\d+))?)\s*%")
+
+
+def _fraction(answer: str, a: Quantity, b: Quantity) -> bool:
+    """Whether "a/b" is a share the answer gives right after it ("38,420/41,500 (92.6%)")."""
+    share = SHARE_AFTER.match(answer, b.end)
+    if answer[a.end:b.start].strip() != "/" or share is None or not b.value:
+        return False
+    half_step = 0.5 * 10.0 ** -len(share.group(2) or "")
+    return abs(100 * a.value / b.value - float(share.group(1))) <= half_step + 1e-9
 
 
 def _named(reading: Reading, index: int, names: frozenset[str]) -> bool:
@@ -125,19 +143,27 @@ def check_target(target: Quantity, tolerance: Tolerance, answer: str,
     if not qualifiers or check.outcome not in ("pass", "fail") or check.hedged:
         return check
     reading = read_answer(answer)
-    kin = [i for i, q in enumerate(reading.quantities) if q.compatible(target)]
+    aside = _set_aside(reading, subject)  # a plan row is no value said of the qualifier
+    kin = [i for i, q in enumerate(reading.quantities) if q.compatible(target) and i not in aside]
     if len(kin) < 2:
         return check  # no other value of the target's kind can be said of its qualifier
     deciding = {id(q) for q in (check.matched if check.outcome == "pass" else check.missed)}
     holders = {w: list(itertools.islice(
         (j for group in reading.qualified.holders.get(w, ()) for j in group
-         if reading.quantities[j].compatible(target)), 2)) for w in qualifiers}
+         if reading.quantities[j].compatible(target) and j not in aside), 2)) for w in qualifiers}
     notes = [_said_of_another(reading, i, holders, mentioned) for i in kin
              if id(reading.quantities[i]) in deciding]
     said = [note for note in notes if note]
     if said and len(said) == len(notes) == len(deciding):
         return replace(check, outcome="other_subject", note=said[0])
     return check
+
+
+def _set_aside(reading: Reading, subject: frozenset[str]) -> frozenset[int]:
+    """The values the answer gives as a plan, a bar, another party's figure or a counterfactual
+    where the criterion's subject does not ask for that kind."""
+    return frozenset(i for aside in reading.asides if not subject & aside.wanted
+                     for i in aside.values)
 
 
 def _said_of_another(reading: Reading, index: int, holders: dict[str, list[int]],
@@ -200,14 +226,17 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
     if tolerance.basis.startswith("end of the range"):
         return _range_end(target, tolerance, reading)
     pool = list(reading.quantities) + (list(reading.thresholds) if limit else [])
-    aside = frozenset() if role == "compared" else reading.references
+    compared = frozenset() if role == "compared" else reading.references
     moved = frozenset() if role == "change" else reading.changes
     candidates = [i for i, q in enumerate(reading.quantities)
-                  if i not in aside and i not in moved
+                  if i not in compared and i not in moved
                   and comparable(q, target) and not _is_context(q, context, target)]
-    planned = [i for i in candidates if i in reading.planned]
-    if planned and len(planned) < len(candidates) and not subject & PLAN_WORDS:
-        candidates = [i for i in candidates if i not in planned]  # the actual, not the budget
+    for aside in reading.asides:  # the actual, not the budget, the bar or another's figure
+        given = [i for i in candidates if i in aside.values]
+        if given and aside.only and subject & aside.wanted:
+            candidates = given  # "would have been": the counterfactual the criterion asks for
+        elif given and len(given) < len(candidates) and not subject & aside.wanted:
+            candidates = [i for i in candidates if i not in given]
     if reading.revised_at >= 0:  # a self-correction's values replace those it corrects
         after = [i for i in candidates if pool[i].start > reading.revised_at]
         candidates = after or candidates
@@ -239,12 +268,16 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
         return TargetCheck(target=target, tolerance=tolerance, matched=matched, missed=[], hedged=False,
                            outcome="pass")
     named = [i for i in candidates if _named(reading, i, names)]
+    unnamed = [i for i in candidates if i not in named and not _names_another(reading, i, names)]
     if named:
         candidates = named
-    scores = {i: _score(reading, i, subject, names) for i in candidates}
-    best = max(scores.values())
+    scores = {i: _score(reading, i, subject, names) for i in candidates + unnamed}
+    best = max(scores[i] for i in candidates)
     bound = [i for i in candidates if scores[i] == best] if best > 0 else candidates
-    described = _described_ranges(reading, candidates, bound, scores, target, tolerance)
+    # a spread said of the criterion's name ("Brix ranged from 5.9 to 7.6") beside the value
+    # the answer commits without repeating the name ("Season average: 6.8")
+    described = _described_ranges(reading, candidates + unnamed if named else candidates, bound,
+                                  scores, target, tolerance)
     if described:  # the ranges describe something else; the answer commits a value of its own
         best = max(scores[i] for i in described)
         bound = [i for i in described if scores[i] == best]
@@ -378,13 +411,17 @@ def _decide(target: Quantity, tolerance: Tolerance, reading: Reading, near: list
     ids = {id(q) for q in quantities}
     ranges = [r for r in reading.ranges
               if (id(r[0]) in ids or id(r[1]) in ids) and comparable(r[0], target)
-              and comparable(r[1], target)
+              and comparable(r[1], target) and id(r[0]) not in reading.spread_ends
               and not all(tolerance.contains(value_in_terms_of(q, target)) for q in r)]
-    beside = [reading.quantities[i] for i in bound]
+    beside = [reading.quantities[i] for i in bound
+              if id(reading.quantities[i]) not in reading.spread_ends]
     hedged_range = any(comparable(q, target) and tolerance.contains(value_in_terms_of(q, target))
                        for r in reading.doubted_ranges for q in r)
-    hedged = (bool(ranges) and not standalone) or hedged_range or _alternatives(
-        reading.text, beside, [q for q in beside if tolerance.contains(value_in_terms_of(q, target))])
+    alternative = _alternatives(reading.text, beside, [
+        q for q in beside if tolerance.contains(value_in_terms_of(q, target))])
+    if alternative is not None and all(alternative is not q for q in missed):
+        missed.append(alternative)  # the reason names both values the answer offers
+    hedged = (bool(ranges) and not standalone) or hedged_range or alternative is not None
     if matched and missed and not hedged:
         return TargetCheck(target=target, tolerance=tolerance, matched=matched, missed=missed,
                            hedged=False, outcome="not_found")

@@ -28,6 +28,7 @@ from rubric_audit.checks.answer import (
     names_in,
     terms,
 )
+from rubric_audit.checks.asides import BAR_AFTER, BAR_BEFORE, HYPOTHETICAL, counterfactual
 from rubric_audit.checks.numbers import (
     CURRENCY_CODES,
     SCALES,
@@ -200,16 +201,6 @@ def criterion_targets(criterion: str) -> list[Quantity]:
     """The quantities a criterion's text asks for (after its last copula), its tolerance clauses
     set aside."""
     return _targets_and_conditions(split_criterion(criterion)[0])[0]
-
-
-# A bar the claim measures its value against: "exceeded the 99.0% contractual target, at 99.3%",
-# "below the USD 1,500/oz guidance ceiling": beside another value it is a condition, not a target.
-BAR_BEFORE = re.compile(r"\b(?:exceed(?:s|ed|ing)?|above|below|under|over|beat(?:s|ing)?|"
-                        r"miss(?:es|ed)?|meets?|met|short\s+of|breach(?:es|ed|ing)?|within|inside|"
-                        r"outside)\s+(?:the|its|a|an|our|their|this)\s+(?:[\w-]+\s+){0,2}$", re.I)
-BAR_AFTER = re.compile(r"\S*\s*(?:[\w-]+\s+){0,2}(?:target|threshold|ceiling|floor|limit|cap|"
-                       r"covenant|guidance|budget|benchmark|minimum|maximum|hurdle|trigger|"
-                       r"standard|requirement|objective|goal|plan)\b", re.I)
 
 
 def _targets_and_conditions(body: str) -> tuple[list[Quantity], list[Quantity]]:
@@ -427,7 +418,8 @@ def read_claim(criterion: str, prompt: str) -> Claim:
                      if not any(a <= t.start < b and a <= u.start < b for a, b in spans)]
         words = content_tokens(body[previous:following[0] if following else len(body)])
         unit_words = content_tokens(t.noun or "")  # "years" is the unit, not the subject
-        subjects.append(frozenset(words - {_digits(t.text)} - unit_words))
+        subjects.append(frozenset(words - {_digits(t.text)} - unit_words)
+                        | ({HYPOTHETICAL} if counterfactual(body) else frozenset()))
         if not any(a <= t.start < b for a, b in spans):
             previous = t.end
     context = frozenset((q.dimension, round(q.value, 9))

@@ -613,9 +613,30 @@ def comparable(q: Quantity, target: Quantity) -> bool:
     return kinds == {"plain", "currency"} and not (q.noun or target.noun)
 
 
+# A spread the answer describes: "ranged from 5.9 (week 3) to 7.6", "routes range from 41 km
+# to 162 km", "varied between 4 and 11 minutes", each end with its unit and a short gloss
+SPREAD_BEFORE = NeedsWord(re.compile(
+    r"\b(?:rang(?:e[sd]?|ing)|var(?:y|ies|ied|ying)|spann?(?:s|ed|ing)?|spread|"
+    r"fluctuat(?:e[sd]?|ing))\s+(?:(?:from|between)\s+)?(?:about\s+|roughly\s+)?"
+    r"(?:[$€£¥]|[A-Z]{3}\s)?$", re.I), ("rang", "var", "span", "spread", "fluctuat"))
+SPREAD_GAP = re.compile(r"\s*(?:[A-Za-zµ°/²³·%]{1,12}\s*)?(?:\([^()\n]{1,40}\)\s*)?(?:to|and|-|–)\s*",
+                        re.I)
+
+
+def is_spread(text: str, a: Quantity, b: Quantity) -> bool:
+    """Whether `a` and `b` (in the text's order) are the ends of a spread the text describes
+    ("Brix ranged from 5.9 (week 3) to 7.6 (week 31)"): a distribution's or others' values,
+    never a hedge of one value."""
+    return (b.start - a.end <= 60 and bool(SPREAD_BEFORE.search(text, max(0, a.start - 40), a.start))
+            and bool(SPREAD_GAP.fullmatch(text, a.end, b.start)))
+
+
 def _range_gap(text: str, a: Quantity, b: Quantity) -> bool:
     """Whether the text between two quantities joins them as a range ('from A to B' and
-    'by A to B' are a change, '210 bps to 54.9%' two quantities)."""
+    'by A to B' are a change, '210 bps to 54.9%' two quantities, 'ranged from A to B' a
+    spread)."""
+    if is_spread(text, a, b):
+        return True
     if b.start - a.end > 12 or (a.dimension == b.dimension and a.scale != b.scale
                                 and a.dimension == "percent"):
         return False

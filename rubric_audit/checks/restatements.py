@@ -18,12 +18,13 @@ from rubric_audit.checks.numbers import NeedsWord, Quantity, is_duration
 
 REVISION = NeedsWord(re.compile(
     r"\b(?:correction|corrected|correcting|revised|revision|update[ds]?|on\s+reflection|"
-    r"re-?checking|scratch\s+that|I\s+(?:mis(?:read|calculated|stated|computed)|made\s+an\s+error)|"
-    r"the\s+correct\s+(?:figure|value|number|total|answer)\s+is)\b\s*[:*,\-–—]|"
+    r"re-?checking|scratch\s+that|I\s+(?:mis(?:read|calculated|stated|computed)|made\s+an\s+error))"
+    r"\b\s*[:*,\-–—]|\bthe\s+(?:correct|right|true)\s+(?:figure|value|number|total|answer|amount)"
+    r"\s+is\b|"
     r"\bon\s+reflection\b|\bwhich\s+I(?:'ll|\s+will)\s+use\b|;\s*I\s+(?:use|will\s+use|'ll\s+use)\b",
     re.I),
     ("correct", "revis", "update", "reflection", "check", "scratch", "mis", "error",
-     "which", ";"))
+     "which", ";", "right", "true"))
 
 TRAILING_REVISION = re.compile(r"which\s+I|;\s*I\s", re.I)  # "..., which I'll use"
 

@@ -1,0 +1,117 @@
+"""Which of an answer's values it gives as not its own figure for the subject: a plan or budget,
+a bar it measures against, another party's figure, a counterfactual.
+
+"Budget: $4.6m" and a row or column headed Target or Plan give a plan (`planned`); "above the
+6.0 retailer minimum" a bar; "Industry forecasts put the uplift at 35–40%" and "Published
+estimates range from 0.4 to 0.7" another party's figures; "Had the cap not applied, the coupon
+would have been $412,000" a counterfactual. Each kind carries the words a criterion that means
+it uses (its subject's stems: "budget", "minimum", "industry", "counterfactual"), so the binding
+sets such values aside only where the criterion does not ask for them and the answer gives a
+figure of its own. Every pass is linear in the answer.
+"""
+
+from __future__ import annotations
+
+import re
+from collections.abc import Sequence
+from dataclasses import dataclass
+
+from rubric_audit.checks.numbers import NeedsWord, Quantity
+from rubric_audit.checks.text import stem
+
+# The words naming a planned or earlier value rather than the actual one, written once: as
+# stems for a criterion's subject, and as what may stand right before a value in an answer.
+PLAN_TERMS = ("budget", "budgeted", "plan", "planned", "forecast", "target", "guidance",
+              "baseline", "benchmark", "estimate", "estimated", "prior", "previous")
+PLANNED = NeedsWord(re.compile(rf"\b(?:{'|'.join(PLAN_TERMS)})(?:\s+year)?\b(?:\s+(?:of|at|was|is|figure|"
+                               r"amount|value|level))?\s*[:=]?\s*\**\s*(?:(?:US|A|C)?[$€£¥]|USD|EUR|GBP|NOK)?"
+                               r"\s?$", re.I),
+                    PLAN_TERMS)
+PLAN_HEADER = re.compile(rf"\W*(?:{'|'.join(PLAN_TERMS)})(?:\s+(?:year|figure|\d{{4}}))?\s*"
+                         r"(?:\([^()]*\))?\W*", re.I)  # a column headed "Target" or "Budget ($m)"
+# a row labelled "*Pre-tender cost plan*" or "Internal budget", not "Variance vs budget"
+PLAN_ROW = re.compile(rf"\W*(?:(?!(?:variance|vs|versus|against|change|delta|difference|gap|over|"
+                      rf"under)\b)[\w-]+\s+){{0,3}}(?:{'|'.join(PLAN_TERMS)})\s*(?:\([^()]*\))?\W*",
+                      re.I)
+
+# "exceeded the 99.0% contractual target", "above the 6.0 retailer minimum": a bar the claim
+# measures its value against
+BAR_TERMS = ("target", "threshold", "ceiling", "floor", "limit", "cap", "covenant", "guidance",
+             "budget", "benchmark", "minimum", "maximum", "hurdle", "trigger", "standard",
+             "requirement", "objective", "goal", "plan")
+BAR_BEFORE = re.compile(r"\b(?:exceed(?:s|ed|ing)?|above|below|under|over|beat(?:s|ing)?|"
+                        r"miss(?:es|ed)?|meets?|met|short\s+of|breach(?:es|ed|ing)?|within|inside|"
+                        r"outside)\s+(?:the|its|a|an|our|their|this)\s+(?:[\w-]+\s+){0,2}$", re.I)
+BAR_AFTER = re.compile(rf"\S*\s*(?:[\w-]+\s+){{0,2}}(?:{'|'.join(BAR_TERMS)})\b", re.I)
+
+# "Industry forecasts put ... at", "Published estimates ... range from": another party's figure
+SOURCE_TERMS = ("industry", "published", "literature", "analyst", "analysts", "consensus", "peer",
+                "peers", "competitor", "competitors", "comparable", "comparables")
+ATTRIBUTED = NeedsWord(re.compile(
+    rf"\b(?:{'|'.join(SOURCE_TERMS)})\b[^.;\n]{{0,60}}?\b(?:forecasts?|estimates?|expects?|"
+    r"expected|reports?|reported|put|puts|ranges?|ranged|averages?|medians?|suggests?|quotes?|"
+    r"gives?|figures?|norms?|typically|sees?|shows?)\b", re.I), SOURCE_TERMS)
+FIRST_PERSON = re.compile(r"\b(?:our|we|us|my|I)\b")
+
+# "Had full indexation applied, the tariff would be €4.35", "would have been $412,000", "If all
+# 40 beds had been open, ...": a value under a condition the answer says did not hold
+COUNTERFACTUAL = NeedsWord(re.compile(
+    r"^\W*(?:had|were)\s|\bwould\s+have\s+(?:been|cost|reached|totalled|come|stood)\b|"
+    r"\bif\b[^.;\n]{0,80}\bhad\b", re.I), ("had", "were", "would"))
+HYPOTHETICAL = "counterfactual"  # the subject word of a criterion that asks for a counterfactual
+
+
+@dataclass(frozen=True)
+class Aside:
+    """Values (by index) the answer gives as a `kind` of figure not its own, the stems a
+    criterion that means them has in its subject, and whether such a criterion means only them
+    (a counterfactual criterion asks for no actual figure; one asking for a budget may still
+    name the actual beside it)."""
+
+    kind: str
+    values: frozenset[int]
+    wanted: frozenset[str]
+    only: bool = False
+
+
+PLAN_WORDS = frozenset(stem(w) for w in PLAN_TERMS)
+BAR_WORDS = frozenset(stem(w) for w in BAR_TERMS)
+SOURCE_WORDS = frozenset(stem(w) for w in SOURCE_TERMS)
+
+
+def asides(text: str, quantities: Sequence[Quantity], headers: Sequence[str],
+           bounds: Sequence[int], segment_of: Sequence[int]) -> tuple[Aside, ...]:
+    """The answer's values of each kind it gives as not its own figure."""
+    planned, bars, attributed, counterfactual = set(), set(), set(), set()
+    for i, q in enumerate(quantities):
+        start = bounds[segment_of[i]]
+        before = text[start:q.start]
+        if (PLANNED.search(text, max(0, q.start - 40), q.start) or PLAN_HEADER.fullmatch(headers[i])
+                or _plan_row(text, q)):
+            planned.add(i)
+        if BAR_BEFORE.search(text, max(0, q.start - 60), q.start) and BAR_AFTER.match(text, q.end):
+            bars.add(i)
+        if ATTRIBUTED.search(before) and not FIRST_PERSON.search(before):
+            attributed.add(i)
+        if COUNTERFACTUAL.search(before):
+            counterfactual.add(i)
+    return (Aside("plan", frozenset(planned), PLAN_WORDS),
+            Aside("bar", frozenset(bars), BAR_WORDS),
+            Aside("another party's figure", frozenset(attributed), SOURCE_WORDS),
+            Aside("counterfactual", frozenset(counterfactual), frozenset({HYPOTHETICAL}), only=True))
+
+
+def _plan_row(text: str, q: Quantity) -> bool:
+    """Whether `q` stands in a table row whose first cell names a plan ("| Internal budget |
+    £225k |")."""
+    line_start = text.rfind("\n", 0, q.start) + 1
+    if not text.startswith("|", line_start) and not text[line_start:q.start].lstrip().startswith("|"):
+        return False
+    first = text.find("|", line_start)
+    second = text.find("|", first + 1)
+    return 0 <= second < q.start and bool(PLAN_ROW.fullmatch(text, first + 1, second))
+
+
+def counterfactual(criterion: str) -> bool:
+    """Whether a criterion asks for a counterfactual value ("would have been")."""
+    return bool(COUNTERFACTUAL.search(criterion))
