@@ -820,6 +820,21 @@ CLASSES_AFTER_HOLDOUT10 = [
     ("States 412 admissions in January", "The registers show either 412 or 421 admissions. "
      "Checking the log, the correct figure is **412**.", "pass"),
     ("States 38,420 tickets sold", "**Sold: 38,420/41,500** (92.6%).", "not_applicable"),
+    # what a value is per, from its header, a note or the unit before it, and what it counts
+    ("States an average fee of £34.50 per month", "| Tier | Average fee (£ per four-week billing "
+     "cycle) |\n|---|---|\n| All | 34.50 |", "not_applicable"),
+    ("States a Block A yield of 18.4 kg/m²", "| Block | Yield (kg/plant) |\n|---|---|\n| A | "
+     "18.4 |", "not_applicable"),
+    ("States an OCC price of £96 per tonne", "Note: all prices in this section are per bale.\n\n"
+     "- OCC: £96\n- Mixed paper: £41", "not_applicable"),
+    ("States an OCC price of £96 per bale", "Note: all prices in this section are per bale.\n\n"
+     "- OCC: £96\n- Mixed paper: £41", "pass"),
+    ("States a screen throughput of 22 tonnes per hour", "The screen averages **22 t per shift** "
+     "(8 hours).", "not_applicable"),
+    ("States Q3 HGV revenue of €14.6m", "| Quarter | HGV transactions (m) |\n|---|---|\n| Q3 | "
+     "14.6 |", "not_applicable"),
+    ("States the partner's billing rate of $925 per hour", "Rates (USD/hr): Partner 875; "
+     "Associate 465.", "fail"),
 ]
 
 
@@ -827,5 +842,6 @@ CLASSES_AFTER_HOLDOUT10 = [
 def test_classes_fixed_after_holdout10(criterion: str, answer: str, expected: str) -> None:
     """Numbers in words, calendar and h:mm durations; passive counts and counted nouns; windows
     named 'the next'; governing verbs; bracketed restatements; spreads, others' figures, plans,
-    bars and counterfactuals beside the committed value; hedges and their resolution."""
+    bars and counterfactuals beside the committed value; hedges and their resolution; what a
+    value is per and what it counts."""
     assert verdict(criterion, answer) == expected

@@ -309,3 +309,11 @@ def test_a_count_names_the_thing_its_phrase_counts() -> None:
 
 def test_a_category_number_is_an_identifier() -> None:
     assert find_quantities("Category 1 purchased goods, Category 12 end-of-life") == []
+
+
+def test_a_period_written_short_is_the_period() -> None:
+    from rubric_audit.checks.numbers import per_of
+
+    assert per_of("/hr") == per_of(" per hour") == "hour"
+    assert per_of(" per annum") == per_of("/yr") == "year"
+    assert one("22 t per shift").per == "shift"  # the unit of measure before 'per'

@@ -34,6 +34,7 @@ from rubric_audit.checks.numbers import (
     is_spread,
     join_durations,
     measure_unit,
+    per_of,
     windows_in,
     with_unit,
 )
@@ -238,6 +239,7 @@ def read_answer(written: str) -> Reading:
          *find_word_numbers(answer), *compact, *find_clock_durations(answer)],
         key=lambda q: q.start))
     quantities, headers = _clock_durations(*_implied_units(answer, found))
+    quantities = _noted_per(answer, quantities)
     quantities = _restated_measures(quantities)
     segment_of = [bisect.bisect_right(bounds, q.start) - 1 for q in quantities]
     labels, label_names = [], []
@@ -456,10 +458,15 @@ def _line_labels(answer: str) -> dict[int, str]:
 
 def _unit_template(label: str) -> Quantity | None:
     """The unit a header, label or phrase gives bare numbers: '(pp)', '$m', 'USD 000s',
-    '(ng·h/mL)', '(GWh equiv.)', '(days)'."""
-    marks = list(UNIT_MARK.finditer(label))
+    '(ng·h/mL)', '(GWh equiv.)', '(days)', with what it is per ('(£ per four-week billing
+    cycle)', '(kg/plant)'), or what it counts ('HGV transactions (m)')."""
+    counted = COUNT_HEADER.search(label)
     base = Quantity(value=1.0, dimension="plain", currency=None, scale=1.0, decimals=0,
                     text="", start=0, end=0)
+    if counted and stem(counted.group(1).lower()) not in MONEY_WORDS:
+        return replace(base, noun=counted.group(1).lower()[:-1],
+                       scale=HEADER_SCALES[counted.group(2).lower().strip("'")])
+    marks = list(UNIT_MARK.finditer(label))
     if not marks:
         measure = HEADER_MEASURE.search(label)
         if measure:
@@ -472,7 +479,7 @@ def _unit_template(label: str) -> Quantity | None:
         if duration:
             word = duration.group(1).lower()
             return replace(base, noun=DURATION_SPELLING.get(word, word.rstrip("s")))
-        return None
+        return _rate_template(label, base)
     m = marks[-1]
     if m.group("bps"):
         return replace(base, dimension="percent", scale=0.01, points=True)
@@ -485,8 +492,36 @@ def _unit_template(label: str) -> Quantity | None:
     scale = HEADER_SCALES.get(scale_word, 1.0)
     if m.group("cur"):
         currency = CURRENCY_SYMBOLS.get(m.group("cur"), m.group("cur").upper())
-        return replace(base, dimension="currency", currency=currency, scale=scale)
+        return replace(base, dimension="currency", currency=currency, scale=scale,
+                       per=per_of(label[m.end():]))  # "(£ per four-week billing cycle)"
     return replace(base, scale=scale) if scale != 1.0 else None
+
+
+HEADER_RATE = re.compile(r"\(\s*([^()/]{1,16}?)\s*(?:/|\bper\s)\s*([^()]{1,40})\)", re.I)
+# "HGV transactions (m)", "Outpatient visits (k)": a count in a scale, not metres or money
+COUNT_HEADER = re.compile(r"\b([A-Za-z]{3,}s)\s*\(\s*(k|m|mn|bn|000s?|'000s?)\s*\)\s*$")
+MONEY_WORDS = frozenset(stem(w) for w in (
+    "sales revenues costs fees charges earnings savings proceeds receipts takings expenses "
+    "payments profits losses margins prices rates wages salaries funds assets liabilities "
+    "reserves dues bills invoices budgets"
+).split())
+
+
+def _rate_template(label: str, base: Quantity) -> Quantity | None:
+    """A header's rate in brackets: its unit of measure or counted noun per another thing
+    ("(kg/plant)", "(units/staff)")."""
+    rate = HEADER_RATE.search(label)
+    if rate is None:
+        return None
+    per = per_of("/" + rate.group(2))
+    measure = units.unit_heading(rate.group(1))
+    if measure:
+        return replace(base, measure=measure, per=per)
+    word = rate.group(1).strip().lower()
+    if re.fullmatch(r"[a-z]{3,}", word):
+        return replace(base, noun=word[:-1] if word.endswith("s") and len(word) > 3 else word,
+                       per=per)
+    return None
 
 
 def _implied_units(answer: str, found: list[Quantity]) -> tuple[list[Quantity], list[str]]:
@@ -544,6 +579,24 @@ def _clock_durations(quantities: list[Quantity],
             if not (clock := CLOCK_DURATION.fullmatch(q.text)) or clock.group(3)
             or CLOCK_HEADER.search(headers[i])]
     return [quantities[i] for i in keep], [headers[i] for i in keep]
+
+
+# "Note: all prices in this section are per bale", "fees below are quoted per quarter"
+NOTED_PER = NeedsWord(re.compile(
+    r"\b(?:prices|figures|amounts|values|rates|costs|fees|charges|tariffs)\b[^.\n]{0,40}?\b(?:are|is)"
+    r"\s+(?:(?:quoted|given|shown|stated|expressed|invoiced|charged)\s+)?per\s+([a-z][\w-]*)", re.I),
+    ("prices", "figures", "amounts", "values", "rates", "costs", "fees", "charges", "tariffs"))
+
+
+def _noted_per(answer: str, quantities: list[Quantity]) -> list[Quantity]:
+    """Amounts after a note saying what the answer's prices are per ("all prices in this section
+    are per bale") are per that, unless they say what they are per themselves."""
+    note = next(iter(NOTED_PER.finditer(answer)), None)
+    if note is None:
+        return quantities
+    per = per_of(" per " + note.group(1))
+    return [replace(q, per=per) if q.start > note.end() and q.dimension == "currency"
+            and not q.per else q for q in quantities]
 
 
 def _restated_measures(quantities: list[Quantity]) -> list[Quantity]:

@@ -407,7 +407,8 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
 def _per_after(after: str, noun: str | None) -> str | None:
     """What a value is per, written right after it ("$40/RSF"), after its unit ("12 mg/kg per
     day") or after what it counts ("33.6 students per tutor")."""
-    unit = MEASURE_AFTER.match(after) or (NOUN.match(after) if noun else None)
+    unit = (MEASURE_AFTER.match(after) or (NOUN.match(after) if noun else None)
+            or units.UNIT_AFTER.match(after))  # "22 t per shift"
     if unit is None:
         return per_of(after)
     counted = unit.re is NOUN and unit.group(2) and unit.group(2).lower() not in NOT_NOUNS
@@ -443,8 +444,15 @@ def per_of(after: str) -> str | None:
     if not found:
         return None
     parts = [units.unit_named(p) or p.lower().replace(",", "") for p in found.groups() if p]
-    return "/".join(" ".join(w[:-1] if w.endswith("s") and len(w) > 3 else w for w in p.split())
+    return "/".join(" ".join(PER_SPELLING.get(w, w[:-1] if w.endswith("s") and len(w) > 3 else w)
+                             for w in p.split())
                     for p in parts)
+
+
+# a period written short: "USD/hr" is per hour, "per annum" per year
+PER_SPELLING = {"hr": "hour", "hrs": "hour", "h": "hour", "min": "minute", "mins": "minute",
+                "wk": "week", "wks": "week", "mo": "month", "yr": "year", "yrs": "year",
+                "annum": "year", "pa": "year"}
 
 
 def _in_table_cell(before: str) -> bool:
@@ -572,7 +580,8 @@ def with_unit(bare: Quantity, unit_from: Quantity) -> Quantity:
                        points=unit_from.points)
     return replace(bare, value=bare.value * unit_from.scale, dimension=unit_from.dimension,
                    currency=unit_from.currency, scale=unit_from.scale, noun=unit_from.noun,
-                   points=unit_from.points, measure=unit_from.measure)
+                   points=unit_from.points, measure=unit_from.measure,
+                   per=bare.per or unit_from.per)
 
 
 def value_in_terms_of(q: Quantity, target: Quantity) -> float:
