@@ -835,7 +835,38 @@ CLASSES_AFTER_HOLDOUT10 = [
      "14.6 |", "not_applicable"),
     ("States the partner's billing rate of $925 per hour", "Rates (USD/hr): Partner 875; "
      "Associate 465.", "fail"),
+    # 'improves' and 'worsens' say whether a change is favourable
+    ("States that weekly billing improves working capital by $2.3m", "Weekly billing **worsens "
+     "working capital by $2.3m**.", "fail"),
+    ("States that weekly billing improves working capital by $2.3m", "Weekly billing **improves "
+     "working capital by $2.3m**.", "pass"),
 ]
+
+ROUND_TO_A_QUARTER = "What is the 2025 fee, rounded to the nearest $0.25?"
+COMBINED = "What is the combined 2024 cost? Round to the nearest $0.1m."
+HEADLINE = ("**Bottom line: ~$4.2m.**\n\n| Region | Cost ($k) |\n|---|---|\n| North | 1,930 |\n"
+            "| South | 2,020 |\n| **Total** | **3,950** |")
+
+
+@pytest.mark.parametrize(("criterion", "answer", "prompt", "expected"), [
+    # a rounding step no power of ten: a value off it never passes
+    ("States a 2025 fee of $12.50", "Fee = $12.10 × 1.03 = **$12.46**.", ROUND_TO_A_QUARTER,
+     "not_applicable"),
+    ("States a 2025 fee of $12.50", "Fee = $12.10 × 1.03 = $12.463 → **$12.50**.",
+     ROUND_TO_A_QUARTER, "pass"),
+    ("States a 2025 fee of $12.50", "Fee = $12.10 × 1.03 = $12.463 → **$12.75**.",
+     ROUND_TO_A_QUARTER, "fail"),
+    # "nearest 5 kg" is a step of 5, not 5 thousand
+    ("States a flour requirement of 1,095 kg", "Mixing sheet: **1,100 kg** flour.",
+     "Give the flour requirement rounded to the nearest 5 kg.", "fail"),
+    # a headline the answer's own table contradicts
+    ("States a combined 2024 cost of $4.0m", HEADLINE, COMBINED, "not_applicable"),
+    ("States a combined 2024 cost of $4.0m", HEADLINE.replace("~$4.2m", "~$4.0m"), COMBINED,
+     "pass"),
+])
+def test_rounding_steps_and_headlines_after_holdout10(criterion: str, answer: str, prompt: str,
+                                                      expected: str) -> None:
+    assert verdict(criterion, answer, prompt) == expected
 
 
 @pytest.mark.parametrize(("criterion", "answer", "expected"), CLASSES_AFTER_HOLDOUT10)

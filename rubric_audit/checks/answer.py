@@ -206,6 +206,11 @@ class Reading:
                      if HEDGED_RANGE.search(self.text, max(0, r[0].start - 60), r[0].start))
 
     @functools.cached_property
+    def headlines(self) -> frozenset[int]:
+        """The values on the line the answer leads its conclusion with ("TL;DR: ~£1.3m")."""
+        return restatements.headlines(self.text, list(self.quantities))
+
+    @functools.cached_property
     def spread_ends(self) -> frozenset[int]:
         """The ids of the values that end a spread the answer describes ("ranged from 5.9 (week
         3) to 7.6"): a distribution's or others' values, never a hedge."""

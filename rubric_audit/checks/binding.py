@@ -316,6 +316,17 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
         if rivals:  # another value as plainly about the subject says otherwise
             return TargetCheck(target=target, tolerance=tolerance, matched=decided.matched,
                                missed=decided.missed, hedged=False, outcome="not_found")
+        headline = next((reading.quantities[i] for i in candidates
+                         if i in reading.headlines and i not in near
+                         and _near(reading.quantities[i], target, tolerance)
+                         and decided.outcome in ("pass", "fail")
+                         and tolerance.contains(value_in_terms_of(reading.quantities[i], target))
+                         != (decided.outcome == "pass")), None)
+        if headline is not None:  # "TL;DR: ~£1.3m" above a table whose total is £1,246k
+            body = (decided.matched + decided.missed)[0].text
+            return replace(decided, outcome="unresolved", note=(
+                f"the answer's headline states {headline.text} and its body {body}, which "
+                f"{'meets' if decided.outcome == 'pass' else 'misses'} {target.text}"))
         return decided
     return TargetCheck(target=target, tolerance=tolerance, matched=[], missed=[], hedged=False,
                        outcome="not_found")
@@ -406,6 +417,14 @@ def _decide(target: Quantity, tolerance: Tolerance, reading: Reading, near: list
     quantities = [reading.quantities[i] for i in near]
     matched = [q for q in quantities if tolerance.contains(value_in_terms_of(q, target))]
     missed = [q for q in quantities if not tolerance.contains(value_in_terms_of(q, target))]
+    off_grid = [q for q in matched if not tolerance.on_grid(value_in_terms_of(q, target))]
+    if off_grid:  # "nearest €0.05": €3.18 and €3.1775 are not on the step asked for
+        matched = [q for q in matched if q not in off_grid]
+        if not matched and not missed:  # graders differ on an answer that never rounds to it
+            return TargetCheck(target=target, tolerance=tolerance, matched=[], missed=off_grid,
+                               hedged=False, outcome="unresolved",
+                               note=f"the answer gives {off_grid[0].text}, not on the step the "
+                                    f"criterion's tolerance is ({tolerance.basis})")
     in_range = {id(q) for r in reading.ranges for q in r}
     standalone = [q for q in matched if id(q) not in in_range]
     ids = {id(q) for q in quantities}

@@ -17,6 +17,7 @@ checker does not decide it by number overlap.
 from __future__ import annotations
 
 import functools
+import math
 import re
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -68,7 +69,8 @@ DECIMALS = re.compile(r"(?:\bto|\bat|\bwith|\bin)\s+(\d|zero|one|two|three|four|
 NEAREST = re.compile(
     rf"nearest\s+(?:whole\s+)?(?P<sym>(?:[$€£¥]|\b(?:{'|'.join(CURRENCY_CODES)})\b)\s?)?"
     r"(?:(?P<num>\d[\d,]*(?:\.\d+)?|\.\d+)\s*"
-    r"(?P<unit>%|percent|percentage\s+points?|pp|bps?|basis\s+points?|k|m|bn|million|billion)?"
+    r"(?:(?P<unit>%|percent|percentage\s+points?|pp|bps?|basis\s+points?|k|m|bn|million|billion)"
+    r"(?![A-Za-z]))?"  # "nearest 5 kg" is 5, not 5 thousand
     r"|(?P<word>cent|penny|whole\s+number|integer|dollar|euro|pound|unit|hundred|thousand|"
     r"million|billion"
     r"|percentage\s+point|percent|tenth|hundredth|ten\b|basis\s+point|bp))", re.I)
@@ -140,6 +142,15 @@ class Tolerance:
     low: float
     high: float
     basis: str
+    grid: float = 0.0  # a rounding step no power of ten ("nearest €0.05") the value lies on
+    grid_digit: float = 0.0  # the step's last written digit (0.01 for €0.05)
+
+    def on_grid(self, value: float) -> bool:
+        """Whether `value` is a multiple of the rounding step (always, where there is none)."""
+        if not self.grid:
+            return True
+        steps = value / self.grid
+        return abs(steps - round(steps)) <= 1e-6 * max(1.0, abs(steps))
 
     @functools.cached_property
     def _bounds(self) -> tuple[float, float]:
@@ -291,22 +302,30 @@ def _rounding_tolerance(text: str, target: Quantity) -> Tolerance | None:
                          basis=f"rounded to {places_text}")
     nearest = NEAREST.search(text)
     if nearest:
-        step = _nearest_step(nearest)
-        if step is not None:
-            half = 0.5 * step
-            return Tolerance(low=target.value - half, high=target.value + half,
-                             basis=f"rounded to nearest {nearest.group(0)[8:].strip()}")
+        step, digit = _nearest_step(nearest)
+        half = 0.5 * step
+        power_of_ten = step <= 0 or abs(step / 10.0 ** math.floor(math.log10(step)) - 1) < 1e-9
+        return Tolerance(low=target.value - half, high=target.value + half,
+                         basis=f"rounded to nearest {nearest.group(0)[8:].strip()}",
+                         grid=0.0 if power_of_ten else step, grid_digit=digit)
     return None
 
 
-def _nearest_step(match: re.Match[str]) -> float | None:
+def _nearest_step(match: re.Match[str]) -> tuple[float, float]:
+    """The rounding step of a "nearest ..." instruction, in base units, and its last written
+    digit ("nearest €0.05": 0.05 and 0.01; "nearest 5 bps": 0.05 and 0.01 percent)."""
     if match.group("word"):
-        return NEAREST_STEP[re.sub(r"\s+", " ", match.group("word").lower())]
-    number = float(match.group("num").replace(",", ""))
+        step = NEAREST_STEP[re.sub(r"\s+", " ", match.group("word").lower())]
+        return step, step
+    written = match.group("num").replace(",", "")
+    number = float(written)
     unit = (match.group("unit") or "").lower()
     if unit.startswith("b"):
-        return number * (0.01 if unit in ("bp", "bps") or unit.startswith("basis") else 1e9)
-    return number * SCALES.get(unit, 1.0)  # %, pp and points are 1
+        factor = 0.01 if unit in ("bp", "bps") or unit.startswith("basis") else 1e9
+    else:
+        factor = SCALES.get(unit, 1.0)  # %, pp and points are 1
+    decimals = len(written.split(".")[1]) if "." in written else 0
+    return number * factor, 10.0 ** -decimals * factor
 
 
 def tolerance_for(target: Quantity, criterion_tolerance: str, prompt: str) -> Tolerance:

@@ -149,7 +149,9 @@ def _sentence(text: str, q: Quantity) -> tuple[str, int]:
     return text[begin:after.start() if after else q.end + 300], q.start - begin
 
 
-VALENCE = re.compile(r"\b(?:(?P<favourable>favou?rable)|(?P<adverse>adverse|unfavou?rable))\b",
+# "EUR 4.7m adverse"; "improves working capital by $2.3m" is favourable, "worsens" adverse
+VALENCE = re.compile(r"\b(?:(?P<favourable>favou?rable|improv(?:e[sd]?|ing))|"
+                     r"(?P<adverse>adverse|unfavou?rable|worsen(?:s|ed|ing)?|deteriorat(?:e[sd]?|ing)))\b",
                      re.I)
 VALENCE_REACH = 60  # characters after a value its clause's "favourable" or "adverse" may stand
 

@@ -96,3 +96,14 @@ def conversions(answer: str, quantities: list[Quantity],
                 out.append((i, j))
             break
     return tuple(out)
+
+
+# "**TL;DR: ~£1.3m.**", "Bottom line: $4.2m", "Answer: 17 days": the figure the answer leads with
+HEADLINE = re.compile(r"(?im)^[\s*_#>-]*(?:tl;?dr|bottom\s+line|in\s+short|short\s+answer|"
+                      r"final\s+answer|answer|summary|headline|conclusion)\s*[:—–-][^\n]*")
+
+
+def headlines(answer: str, quantities: list[Quantity]) -> frozenset[int]:
+    """The values on the line the answer leads its conclusion with ("TL;DR: ~£1.3m")."""
+    spans = [m.span() for m in HEADLINE.finditer(answer)]
+    return frozenset(i for i, q in enumerate(quantities) if any(a <= q.start < b for a, b in spans))
