@@ -26,6 +26,7 @@ from rubric_audit.checks.numbers import (
     SCALES,
     NeedsWord,
     Quantity,
+    comparable,
     find_clock_durations,
     find_compact_durations,
     find_quantities,
@@ -204,6 +205,27 @@ class Reading:
         as roughly 3.8-4.1%"), not as a quantity that is a range (a guidance range)."""
         return tuple(r for r in self.ranges
                      if HEDGED_RANGE.search(self.text, max(0, r[0].start - 60), r[0].start))
+
+    @functools.cached_property
+    def value_keys(self) -> tuple[tuple[str, float], ...]:
+        """Each value as (dimension, value), the key a criterion's context values are held by."""
+        return tuple((q.dimension, round(q.value, 9)) for q in self.quantities)
+
+    @functools.cached_property
+    def _kinds(self) -> dict[tuple[object, ...], tuple[tuple[bool, ...], tuple[bool, ...]]]:
+        return {}
+
+    def of_kind(self, target: Quantity) -> tuple[tuple[bool, ...], tuple[bool, ...]]:
+        """Per value, whether it can be held against a target of this kind (`comparable`) and
+        whether it is of the target's kind (`Quantity.compatible`): read once per kind of
+        target, as every criterion of a task asks it of the same answer."""
+        key = (target.dimension, target.currency, target.per, target.measure, target.noun,
+               target.head)
+        found = self._kinds.get(key)
+        if found is None:
+            found = self._kinds[key] = (tuple(comparable(q, target) for q in self.quantities),
+                                        tuple(q.compatible(target) for q in self.quantities))
+        return found
 
     @functools.cached_property
     def headlines(self) -> frozenset[int]:

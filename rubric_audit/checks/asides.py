@@ -83,17 +83,23 @@ def asides(text: str, quantities: Sequence[Quantity], headers: Sequence[str],
            bounds: Sequence[int], segment_of: Sequence[int]) -> tuple[Aside, ...]:
     """The answer's values of each kind it gives as not its own figure."""
     planned, bars, attributed, counterfactual = set(), set(), set(), set()
+    spoken: dict[int, tuple[bool, bool]] = {}  # per segment: may it attribute, may it suppose
     for i, q in enumerate(quantities):
-        start = bounds[segment_of[i]]
-        before = text[start:q.start]
+        segment = segment_of[i]
+        if segment not in spoken:
+            words = text[bounds[segment]:bounds[segment + 1]].lower()
+            spoken[segment] = (any(w in words for w in ATTRIBUTED.needs),
+                               any(w in words for w in COUNTERFACTUAL.needs))
+        may_attribute, may_suppose = spoken[segment]
         if (PLANNED.search(text, max(0, q.start - 40), q.start) or PLAN_HEADER.fullmatch(headers[i])
                 or _plan_row(text, q)):
             planned.add(i)
-        if BAR_BEFORE.search(text, max(0, q.start - 60), q.start) and BAR_AFTER.match(text, q.end):
+        if BAR_AFTER.match(text, q.end) and BAR_BEFORE.search(text, max(0, q.start - 60), q.start):
             bars.add(i)
-        if ATTRIBUTED.search(before) and not FIRST_PERSON.search(before):
+        before = text[bounds[segment]:q.start] if may_attribute or may_suppose else ""
+        if may_attribute and ATTRIBUTED.search(before) and not FIRST_PERSON.search(before):
             attributed.add(i)
-        if COUNTERFACTUAL.search(before):
+        if may_suppose and COUNTERFACTUAL.search(before):
             counterfactual.add(i)
     return (Aside("plan", frozenset(planned), PLAN_WORDS),
             Aside("bar", frozenset(bars), BAR_WORDS),
@@ -105,7 +111,7 @@ def _plan_row(text: str, q: Quantity) -> bool:
     """Whether `q` stands in a table row whose first cell names a plan ("| Internal budget |
     £225k |")."""
     line_start = text.rfind("\n", 0, q.start) + 1
-    if not text.startswith("|", line_start) and not text[line_start:q.start].lstrip().startswith("|"):
+    if not text[line_start:q.start].lstrip().startswith("|"):
         return False
     first = text.find("|", line_start)
     second = text.find("|", first + 1)

@@ -62,10 +62,6 @@ def _near(q: Quantity, target: Quantity, tolerance: Tolerance) -> bool:
     return NEAR[0] <= ratio <= NEAR[1]
 
 
-def _is_context(q: Quantity, context: Collection[tuple[str, float]], target: Quantity) -> bool:
-    return (q.dimension, round(q.value, 9)) in context and abs(q.value - target.value) > target.step
-
-
 def _alternatives(answer: str, values: list[Quantity], matched: list[Quantity]) -> Quantity | None:
     """The value a matching value is offered beside as an alternative ('X or Y', 'X / Y', 'X,
     though possibly Y'), or None.
@@ -143,14 +139,16 @@ def check_target(target: Quantity, tolerance: Tolerance, answer: str,
     if not qualifiers or check.outcome not in ("pass", "fail") or check.hedged:
         return check
     reading = read_answer(answer)
-    aside = _set_aside(reading, subject)  # a plan row is no value said of the qualifier
-    kin = [i for i, q in enumerate(reading.quantities) if q.compatible(target) and i not in aside]
+    compatible = reading.of_kind(target)[1]
+    kin = [i for i, ok in enumerate(compatible) if ok]
+    aside = _set_aside(reading, subject) if len(kin) > 1 else frozenset()
+    kin = [i for i in kin if i not in aside]  # a plan row is no value said of the qualifier
     if len(kin) < 2:
         return check  # no other value of the target's kind can be said of its qualifier
     deciding = {id(q) for q in (check.matched if check.outcome == "pass" else check.missed)}
     holders = {w: list(itertools.islice(
         (j for group in reading.qualified.holders.get(w, ()) for j in group
-         if reading.quantities[j].compatible(target) and j not in aside), 2)) for w in qualifiers}
+         if compatible[j] and j not in aside), 2)) for w in qualifiers}
     notes = [_said_of_another(reading, i, holders, mentioned) for i in kin
              if id(reading.quantities[i]) in deciding]
     said = [note for note in notes if note]
@@ -228,10 +226,14 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
     pool = list(reading.quantities) + (list(reading.thresholds) if limit else [])
     compared = frozenset() if role == "compared" else reading.references
     moved = frozenset() if role == "change" else reading.changes
+    held = reading.of_kind(target)[0]
+    keys = reading.value_keys
     candidates = [i for i, q in enumerate(reading.quantities)
-                  if i not in compared and i not in moved
-                  and comparable(q, target) and not _is_context(q, context, target)]
+                  if held[i] and i not in compared and i not in moved
+                  and not (keys[i] in context and abs(q.value - target.value) > target.step)]
     for aside in reading.asides:  # the actual, not the budget, the bar or another's figure
+        if not aside.values:
+            continue
         given = [i for i in candidates if i in aside.values]
         if given and aside.only and subject & aside.wanted:
             candidates = given  # "would have been": the counterfactual the criterion asks for
@@ -267,8 +269,9 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
         matched = [pool[i] for i in candidates if i >= len(reading.quantities)]
         return TargetCheck(target=target, tolerance=tolerance, matched=matched, missed=[], hedged=False,
                            outcome="pass")
-    named = [i for i in candidates if _named(reading, i, names)]
-    unnamed = [i for i in candidates if i not in named and not _names_another(reading, i, names)]
+    named = [i for i in candidates if _named(reading, i, names)] if names else []
+    unnamed = [i for i in candidates if i not in named
+               and not _names_another(reading, i, names)] if named else []
     if named:
         candidates = named
     scores = {i: _score(reading, i, subject, names) for i in candidates + unnamed}
@@ -276,8 +279,8 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
     bound = [i for i in candidates if scores[i] == best] if best > 0 else candidates
     # a spread said of the criterion's name ("Brix ranged from 5.9 to 7.6") beside the value
     # the answer commits without repeating the name ("Season average: 6.8")
-    described = _described_ranges(reading, candidates + unnamed if named else candidates, bound,
-                                  scores, target, tolerance)
+    described = _described_ranges(reading, candidates + unnamed, bound, scores, target,
+                                  tolerance)
     if described:  # the ranges describe something else; the answer commits a value of its own
         best = max(scores[i] for i in described)
         bound = [i for i in described if scores[i] == best]
@@ -316,8 +319,8 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
         if rivals:  # another value as plainly about the subject says otherwise
             return TargetCheck(target=target, tolerance=tolerance, matched=decided.matched,
                                missed=decided.missed, hedged=False, outcome="not_found")
-        headline = next((reading.quantities[i] for i in candidates
-                         if i in reading.headlines and i not in near
+        headline = next((reading.quantities[i] for i in candidates if reading.headlines
+                         and i in reading.headlines and i not in near
                          and _near(reading.quantities[i], target, tolerance)
                          and decided.outcome in ("pass", "fail")
                          and tolerance.contains(value_in_terms_of(reading.quantities[i], target))
@@ -417,7 +420,8 @@ def _decide(target: Quantity, tolerance: Tolerance, reading: Reading, near: list
     quantities = [reading.quantities[i] for i in near]
     matched = [q for q in quantities if tolerance.contains(value_in_terms_of(q, target))]
     missed = [q for q in quantities if not tolerance.contains(value_in_terms_of(q, target))]
-    off_grid = [q for q in matched if not tolerance.on_grid(value_in_terms_of(q, target))]
+    off_grid = [q for q in matched if tolerance.grid
+                and not tolerance.on_grid(value_in_terms_of(q, target))]
     if off_grid:  # "nearest €0.05": €3.18 and €3.1775 are not on the step asked for
         matched = [q for q in matched if q not in off_grid]
         if not matched and not missed:  # graders differ on an answer that never rounds to it

@@ -55,11 +55,17 @@ class NeedsWord:
     pattern at every position. Patterns that end where their window ends ("... compared with
     $") gain most, as a search tries every start in the window."""
 
+    _last: tuple[str, str | None] = ("", "")  # the text last searched, lower-cased once
+
     def __init__(self, pattern: re.Pattern[str], needs: tuple[str, ...]) -> None:
         self.pattern, self.needs = pattern, needs
 
     def _absent(self, text: str, start: int, end: int | None) -> bool:
-        window = text[start:end].lower()
+        if NeedsWord._last[0] is not text:  # one answer is searched many times in a row
+            lowered = text.lower()
+            NeedsWord._last = (text, lowered if len(lowered) == len(text) else None)
+        whole = NeedsWord._last[1]
+        window = whole[start:end] if whole is not None else text[start:end].lower()
         return not any(word in window for word in self.needs)
 
     def search(self, text: str, start: int = 0, end: int | None = None) -> re.Match[str] | None:
@@ -636,8 +642,8 @@ def is_spread(text: str, a: Quantity, b: Quantity) -> bool:
     """Whether `a` and `b` (in the text's order) are the ends of a spread the text describes
     ("Brix ranged from 5.9 (week 3) to 7.6 (week 31)"): a distribution's or others' values,
     never a hedge of one value."""
-    return (b.start - a.end <= 60 and bool(SPREAD_BEFORE.search(text, max(0, a.start - 40), a.start))
-            and bool(SPREAD_GAP.fullmatch(text, a.end, b.start)))
+    return (b.start - a.end <= 60 and bool(SPREAD_GAP.fullmatch(text, a.end, b.start))
+            and bool(SPREAD_BEFORE.search(text, max(0, a.start - 40), a.start)))
 
 
 def _range_gap(text: str, a: Quantity, b: Quantity) -> bool:
