@@ -146,13 +146,16 @@ def check_target(target: Quantity, tolerance: Tolerance, answer: str,
     if len(kin) < 2:
         return check  # no other value of the target's kind can be said of its qualifier
     deciding = {id(q) for q in (check.matched if check.outcome == "pass" else check.missed)}
+    ruling = [i for i in kin if id(reading.quantities[i]) in deciding]
+    if len(ruling) != len(deciding) or any(not reading.qualified.said[i] - mentioned
+                                            for i in ruling):
+        return check  # a deciding value said of none but the criterion's terms is its own
     holders = {w: list(itertools.islice(
         (j for group in reading.qualified.holders.get(w, ()) for j in group
          if compatible[j] and j not in aside), 2)) for w in qualifiers}
-    notes = [_said_of_another(reading, i, holders, mentioned) for i in kin
-             if id(reading.quantities[i]) in deciding]
+    notes = [_said_of_another(reading, i, holders, mentioned) for i in ruling]
     said = [note for note in notes if note]
-    if said and len(said) == len(notes) == len(deciding):
+    if said and len(said) == len(notes):
         return replace(check, outcome="other_subject", note=said[0])
     return check
 
