@@ -246,6 +246,9 @@ class Reading:
         return _qualify(self.text, self.quantities, self.headers, self.bounds)
 
 
+LABEL_END = re.compile(r"[,;(]")  # a value's label runs on after it to the next break
+
+
 @functools.lru_cache(maxsize=1024)
 def read_answer(written: str) -> Reading:
     """The answer read once (`Reading`), its markup blanked first (`markup.plain_text`)."""
@@ -281,7 +284,7 @@ def read_answer(written: str) -> Reading:
         if i + 1 < len(quantities) and segment_of[i + 1] == segment:
             end = quantities[i + 1].start
         before = answer[start:q.start]
-        after = re.split(r"[,;(]", answer[q.end:min(end, q.end + 200)], maxsplit=1)[0]
+        after = LABEL_END.split(answer[q.end:min(end, q.end + 200)], maxsplit=1)[0]
         labels.append(frozenset(content_tokens(f"{before} {after} {headers[i]}")))
         label_names.append(names_in(before, first_word=True))
     starts = {q.start for q in found}
@@ -603,7 +606,7 @@ def _clock_durations(quantities: list[Quantity],
     """Of the "h:mm" values, only those an hour word ("6:45 hours") or their column's header
     ("(h:mm)") says are durations: the others are clock times."""
     keep = [i for i, q in enumerate(quantities)
-            if not (clock := CLOCK_DURATION.fullmatch(q.text)) or clock.group(3)
+            if ":" not in q.text or not (clock := CLOCK_DURATION.fullmatch(q.text)) or clock.group(3)
             or CLOCK_HEADER.search(headers[i])]
     return [quantities[i] for i in keep], [headers[i] for i in keep]
 

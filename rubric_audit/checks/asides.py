@@ -39,9 +39,12 @@ PLAN_ROW = re.compile(rf"\W*(?:(?!(?:variance|vs|versus|against|change|delta|dif
 BAR_TERMS = ("target", "threshold", "ceiling", "floor", "limit", "cap", "covenant", "guidance",
              "budget", "benchmark", "minimum", "maximum", "hurdle", "trigger", "standard",
              "requirement", "objective", "goal", "plan")
-BAR_BEFORE = re.compile(r"\b(?:exceed(?:s|ed|ing)?|above|below|under|over|beat(?:s|ing)?|"
-                        r"miss(?:es|ed)?|meets?|met|short\s+of|breach(?:es|ed|ing)?|within|inside|"
-                        r"outside)\s+(?:the|its|a|an|our|their|this)\s+(?:[\w-]+\s+){0,2}$", re.I)
+BAR_BEFORE = NeedsWord(re.compile(
+    r"\b(?:exceed(?:s|ed|ing)?|above|below|under|over|beat(?:s|ing)?|miss(?:es|ed)?|meets?|met|"
+    r"short\s+of|breach(?:es|ed|ing)?|within|inside|outside)\s+(?:the|its|a|an|our|their|this)\s+"
+    r"(?:[\w-]+\s+){0,2}$", re.I),
+    ("exceed", "above", "below", "under", "over", "beat", "miss", "meet", "met", "short", "breach",
+     "within", "inside", "outside"))
 BAR_AFTER = re.compile(rf"\S*\s*(?:[\w-]+\s+){{0,2}}(?:{'|'.join(BAR_TERMS)})\b", re.I)
 
 # "Industry forecasts put ... at", "Published estimates ... range from": another party's figure
@@ -94,7 +97,7 @@ def asides(text: str, quantities: Sequence[Quantity], headers: Sequence[str],
         if (PLANNED.search(text, max(0, q.start - 40), q.start) or PLAN_HEADER.fullmatch(headers[i])
                 or _plan_row(text, q)):
             planned.add(i)
-        if BAR_AFTER.match(text, q.end) and BAR_BEFORE.search(text, max(0, q.start - 60), q.start):
+        if BAR_BEFORE.search(text, max(0, q.start - 60), q.start) and BAR_AFTER.match(text, q.end):
             bars.add(i)
         before = text[bounds[segment]:q.start] if may_attribute or may_suppose else ""
         if may_attribute and ATTRIBUTED.search(before) and not FIRST_PERSON.search(before):

@@ -291,23 +291,34 @@ def _measure(after: str) -> str | None:
     return units.si_unit(measure_unit(si.group(1))) if si else units.unit_after(after)
 
 
-def _noun(after: str) -> str | None:
-    """The word a plain number counts, singular and lower case ("45 business days" -> day), or
-    the unit it is measured in ("1,240 ng/mL" -> ng/mL: its case tells mW from MW)."""
+HYPHENED = re.compile(r"^\)?[\s-]?[A-Za-z]+-")  # "event-day staff" counts staff
+
+
+def _counted(after: str) -> tuple[str | None, str | None]:
+    """(noun, head): the word a plain number counts, singular and lower case ("45 business
+    days" -> day), or the unit it is measured in ("1,240 ng/mL" -> ng/mL: its case tells mW
+    from MW); and the plural noun that word qualifies ("1,140 student accounts" counts
+    accounts, "346 dental procedures" procedures), but not after a word that is itself plural,
+    a duration or a unit ("12 hour shifts" are 12 hours), nor across a hyphen."""
     unit = MEASURE_AFTER.match(after)
     if unit:
-        return measure_unit(unit.group(1))
+        return measure_unit(unit.group(1)), None
     match = NOUN.match(after)
     if not match:
-        return None
-    word = match.group(1).lower()
+        return None, None
+    first = word = match.group(1).lower()
     second = (match.group(2) or "").lower()
-    spaced = not re.match(r"^\)?[\s-]?[A-Za-z]+-", after)  # "event-day staff" counts staff
+    spaced = not HYPHENED.match(after)
     if second and (word in QUALIFIERS or (spaced and second.rstrip("s") in DURATION_NOUNS)):
         word = second  # "10 teaching weeks" counts weeks
     if word in NOT_NOUNS or _participle(word):
-        return None
-    return word[:-1] if word.endswith("s") and len(word) > 3 else word
+        return None, None
+    noun = word[:-1] if word.endswith("s") and len(word) > 3 else word
+    if (not second or not spaced or first != noun or not second.endswith("s") or len(second) <= 3
+            or first.endswith("s") or second in NOT_NOUNS or second in NOT_PLURAL_NOUNS
+            or first in DURATION_NOUNS or units.unit_named(first) is not None):
+        return noun, None
+    return noun, second[:-1]
 
 
 def _participle(word: str) -> bool:
@@ -320,19 +331,10 @@ NOT_PLURAL_NOUNS = frozenset("has this its thus plus minus does his yes always p
                              "unless whereas less ours theirs".split())
 
 
-def _head(after: str, noun: str | None) -> str | None:
-    """The plural noun a count's first word qualifies, singular ("1,140 student accounts" counts
-    accounts, "346 dental procedures" procedures): not after a word that is itself plural, a
-    duration or a unit ("12 hour shifts" are 12 hours), nor across a hyphen."""
-    match = NOUN.match(after)
-    if noun is None or match is None or not match.group(2) or re.match(r"^\)?[\s-]?[A-Za-z]+-", after):
-        return None
-    word, second = match.group(1).lower(), match.group(2).lower()
-    if (word != noun or not second.endswith("s") or len(second) <= 3 or word.endswith("s")
-            or second in NOT_NOUNS or second in NOT_PLURAL_NOUNS or word in DURATION_NOUNS
-            or units.unit_named(word) is not None):
-        return None
-    return second[:-1]
+SWISS_SEPARATOR = re.compile(r"['\u2019]")
+SPACES = re.compile(r"\s+")
+SYMBOL_BEFORE_PAREN = re.compile(r"([$€£¥])\s?\($")
+SCALE_AFTER_PAREN = re.compile(r"\)\s?(bn|mm|mn|m|k|million|billion)\b", re.I)
 
 
 def _quantity(match: re.Match[str], text: str) -> Quantity | None:
@@ -340,13 +342,13 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
     num = g["num"]
     if g["cur_sym_post"] and DECIMAL_COMMA.fullmatch(num):
         num = num.replace(".", "").replace(",", ".")  # "1.240,50 €": a decimal comma
-    num = re.sub(r"['\u2019]", ",", num)  # "48'600'000": Swiss thousands separators
+    num = SWISS_SEPARATOR.sub(",", num)  # "48'600'000": Swiss thousands separators
     before = text[max(0, match.start() - WINDOW):match.start()]
     after = text[match.end():match.end() + WINDOW]
     currency = (CURRENCY_SYMBOLS.get(g["cur_sym"] or g["cur_sym_post"] or "") or g["cur_pre"]
                 or g["cur_post"])
     scale_name = (g["scale_word"] or g["scale"] or "").lower()
-    unit = re.sub(r"\s+", " ", (g["unit"] or "").lower())
+    unit = SPACES.sub(" ", (g["unit"] or "").lower())
     if unit in ("x", "×", "times"):
         dimension: Dimension = "multiple"
     elif unit:
@@ -357,7 +359,7 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
         dimension = "plain"
     if dimension == "plain" and (word := CURRENCY_WORD.match(after)):
         dimension = "currency"  # "1.68 million dollars" is $1.68m
-        currency = CURRENCY_WORDS.get(re.sub(r"\s+", " ", word.group(1).lower()).rstrip("s"))
+        currency = CURRENCY_WORDS.get(SPACES.sub(" ", word.group(1).lower()).rstrip("s"))
     factor = SCALES.get(scale_name, 1.0)
     noun = measure = None
     if dimension == "plain" and factor == 1.0:
@@ -372,8 +374,7 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
             return None  # "rate per 1,000 patient days": a denominator
     head = None
     if dimension == "plain":  # "1.2 million m³" too; "1.79 million boxes" counts boxes
-        noun, measure = _noun(after), _measure(after)
-        head = _head(after, noun)
+        (noun, head), measure = _counted(after), _measure(after)
     if dimension == "plain" and g["scale"] and g["scale"] not in "kK" and not currency \
             and not CURRENCY_RANGE_BEFORE.search(before):
         return None  # "5m" alone could be metres or months ("12.5k" is thousands);
@@ -383,7 +384,7 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
     value = (float(num.replace(",", "")) + VULGAR_FRACTIONS.get(g["frac"] or "", 0.0)) * factor
     negative = bool(g["sign"] or g["sign2"])
     if before.endswith("(") and after.startswith(")"):
-        outside = re.search(r"([$€£¥])\s?\($", before)
+        outside = SYMBOL_BEFORE_PAREN.search(before)
         bare = dimension == "plain" and not outside and "," not in num and "." not in num
         aside = dimension in ("percent", "multiple") and not _in_table_cell(before)
         if aside:
@@ -394,7 +395,7 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
             return None  # "(14)" in prose is a subsection or list marker
         else:
             negative = True  # accounting notation: (182.95), $(182.95), $(3.2)m
-            suffix = re.match(r"\)\s?(bn|mm|mn|m|k|million|billion)\b", after, re.I)
+            suffix = SCALE_AFTER_PAREN.match(after)
             if suffix and factor == 1.0:
                 factor = SCALES[suffix.group(1).lower()]
                 value *= factor
@@ -750,7 +751,7 @@ def find_word_numbers(text: str) -> list[Quantity]:
         fraction = FRACTION_WORDS[m.group(2).lower()] if m.group(2) else 0.0
         after = text[m.end() - 1:m.end() + WINDOW]
         money = CURRENCY_WORD.match(after)
-        noun = None if money else _noun(after)
+        noun, head = (None, None) if money else _counted(after)
         if noun or money:
             out.append(Quantity(
                 value=value + fraction, dimension="currency" if money else "plain",
@@ -758,7 +759,7 @@ def find_word_numbers(text: str) -> list[Quantity]:
                 if money else None,
                 scale=scale, decimals=len(str(fraction)) - 2 if fraction else 0,
                 text=m.group(0).strip().rstrip("-"), start=m.start(), end=m.end(), noun=noun,
-                measure=None if money else _measure(after), head=_head(after, noun)))
+                measure=None if money else _measure(after), head=head))
     return out
 
 
