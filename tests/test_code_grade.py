@@ -819,6 +819,8 @@ CLASSES_AFTER_HOLDOUT10 = [
      "if the late trunk is counted.", "fail"),
     ("States 412 admissions in January", "The registers show either 412 or 421 admissions. "
      "Checking the log, the correct figure is **412**.", "pass"),
+    ("States that 346 procedures were performed in 2024", "The report shows 362 procedures for "
+     "2024. Having removed the 16 duplicate entries, I count **346 procedures**.", "pass"),
     ("States 38,420 tickets sold", "**Sold: 38,420/41,500** (92.6%).", "not_applicable"),
     # what a value is per, from its header, a note or the unit before it, and what it counts
     ("States an average fee of £34.50 per month", "| Tier | Average fee (£ per four-week billing "

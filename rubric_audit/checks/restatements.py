@@ -21,10 +21,11 @@ REVISION = NeedsWord(re.compile(
     r"re-?checking|scratch\s+that|I\s+(?:mis(?:read|calculated|stated|computed)|made\s+an\s+error))"
     r"\b\s*[:*,\-–—]|\bthe\s+(?:correct|right|true)\s+(?:figure|value|number|total|answer|amount)"
     r"\s+is\b|"
-    r"\bon\s+reflection\b|\bwhich\s+I(?:'ll|\s+will)\s+use\b|;\s*I\s+(?:use|will\s+use|'ll\s+use)\b",
+    r"\bon\s+reflection\b|\bwhich\s+I(?:'ll|\s+will)\s+use\b|;\s*I\s+(?:use|will\s+use|'ll\s+use)\b|"
+    r"\bhaving\s+(?:removed|corrected|de-?duplicated|stripped\s+out)\b",
     re.I),
     ("correct", "revis", "update", "reflection", "check", "scratch", "mis", "error",
-     "which", ";", "right", "true"))
+     "which", ";", "right", "true", "having"))
 
 TRAILING_REVISION = re.compile(r"which\s+I|;\s*I\s", re.I)  # "..., which I'll use"
 
