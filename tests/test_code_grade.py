@@ -656,8 +656,9 @@ CHANGES = "| | 2023 | 2024 | Change |\n|---|---|---|---|\n| Merch | $2.5m | $2.1
           "| F&B | $14.2m | $15.6m | ▲ $1.4m |"
 
 
-# The classes fixed after holdout11's first measurement (#25), each case general to its class.
-CLASSES_AFTER_HOLDOUT11 = [
+# The classes fixed after holdout11's and holdout10's first measurements (#25), each case general
+# to its class.
+CLASSES_AFTER_HOLDOUTS = [
     # LaTeX is notation: $92.5\%$ is 92.5%, 23{,}100 is 23,100
     ("States a Line 1 overrun of 92.5%", "$$\\text{overrun} = \\frac{23{,}100 - 12{,}000}{12{,}000}"
      " = 92.5\\%$$\n\nSo Line 1 ran at an overrun of $92.5\\%$, above the 90% target.", "pass"),
@@ -747,19 +748,8 @@ CLASSES_AFTER_HOLDOUT11 = [
     # a rate per another period than the criterion's is no value of it
     ("States drivers work 6.5 paid hours per day", "Each shift is **3.25 paid hours per shift**.",
      "not_applicable"),
-]
-
-
-@pytest.mark.parametrize(("criterion", "answer", "expected"), CLASSES_AFTER_HOLDOUT11)
-def test_classes_fixed_after_holdout11(criterion: str, answer: str, expected: str) -> None:
-    """Markup, separators, footnotes and halves; windows as conditions; ranges said of something
-    else; arrows, slow and fast, who owes whom; named columns, rates beside totals and bases;
-    restated units, compact durations and decimal commas."""
-    assert verdict(criterion, answer) == expected
-
-
-# The classes fixed after holdout10's first measurement (#25), each case general to its class.
-CLASSES_AFTER_HOLDOUT10 = [
+    # holdout10's classes: numbers in words and durations, passive counts and counted nouns,
+    # spreads and asides, hedges, per-units and counts, directions and their side
     # numbers in words as adjectives and with scale words; calendar durations; h:mm columns
     ("States a design stage of 22 weeks", "Stage 3 is a **twenty-two-week** stage.", "pass"),
     ("States a design stage of 26 weeks", "Stage 3 is a **twenty-two-week** stage.", "fail"),
@@ -844,6 +834,20 @@ CLASSES_AFTER_HOLDOUT10 = [
      "working capital by $2.3m**.", "pass"),
 ]
 
+
+@pytest.mark.parametrize(("criterion", "answer", "expected"), CLASSES_AFTER_HOLDOUTS)
+def test_classes_fixed_after_holdout11_and_holdout10(criterion: str, answer: str,
+                                                     expected: str) -> None:
+    """holdout11's: markup, separators, footnotes and halves; windows as conditions; ranges said
+    of something else; arrows, slow and fast, who owes whom; named columns, rates beside totals
+    and bases; restated units, compact durations and decimal commas. holdout10's: numbers in
+    words, calendar and h:mm durations; passive counts and counted nouns; windows named 'the
+    next'; governing verbs; bracketed restatements; spreads, others' figures, plans, bars and
+    counterfactuals beside the committed value; hedges and their resolution; what a value is per
+    and what it counts; favourable and adverse changes."""
+    assert verdict(criterion, answer) == expected
+
+
 ROUND_TO_A_QUARTER = "What is the 2025 fee, rounded to the nearest $0.25?"
 COMBINED = "What is the combined 2024 cost? Round to the nearest $0.1m."
 HEADLINE = ("**Bottom line: ~$4.2m.**\n\n| Region | Cost ($k) |\n|---|---|\n| North | 1,930 |\n"
@@ -871,10 +875,3 @@ def test_rounding_steps_and_headlines_after_holdout10(criterion: str, answer: st
     assert verdict(criterion, answer, prompt) == expected
 
 
-@pytest.mark.parametrize(("criterion", "answer", "expected"), CLASSES_AFTER_HOLDOUT10)
-def test_classes_fixed_after_holdout10(criterion: str, answer: str, expected: str) -> None:
-    """Numbers in words, calendar and h:mm durations; passive counts and counted nouns; windows
-    named 'the next'; governing verbs; bracketed restatements; spreads, others' figures, plans,
-    bars and counterfactuals beside the committed value; hedges and their resolution; what a
-    value is per and what it counts."""
-    assert verdict(criterion, answer) == expected
