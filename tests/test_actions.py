@@ -9,7 +9,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from rubric_audit.checks.precision import load_unseen
+from rubric_audit.checks.precision import TRUSTED, load_unseen
 from rubric_audit.cli import app
 from rubric_audit.core.model import Criterion, Finding, Task
 from rubric_audit.report.actions import fix, strongest, tasks_to_fix
@@ -17,7 +17,7 @@ from tests.conftest import SAMPLE
 from tests.test_sample import DEFECT_ROW
 
 JUDGE = load_unseen()["judge_failed_value_within_tolerance"]
-JUDGE_FAILED_MEASURED = f"{JUDGE.precision:.0%} of {JUDGE.fired} findings on unseen cases"
+JUDGE_FAILED_MEASURED = f"{JUDGE.precision:.1%} of {JUDGE.fired} findings on unseen cases"
 TASK = Task(id="t1", name="alpha", world_id="w", prompt="p",
             criteria=[Criterion(id="c_a", text="States A"), Criterion(id="c_b", text="States B")])
 
@@ -116,7 +116,13 @@ def test_next_actions_open_the_report_and_name_the_planted_defects(sample_report
     expected = {name for name, (kind, checks) in defects.items() if kind == "defective"
                 and re.search(r"`\w+`(?! \(model\))", checks)}
     flagged = [name for name, severity in ranked if severity in ("error", "warning")]
-    assert set(flagged) == expected and len(flagged) == len(expected)
+    assert set(flagged) <= expected and len(flagged) == len(set(flagged)), "no false alarm"
+    for cells in rows:  # a planted defect below warning: its check is trusted under 90%
+        if cells[1] in expected - set(flagged):
+            assert cells[2] == "info" and re.search(r"(\d+(?:\.\d)?)% of \d+ findings on unseen",
+                                                    cells[5]), cells
+            assert float(re.search(r"(\d+(?:\.\d)?)%", cells[5]).group(1)) < 100 * TRUSTED
+    assert expected <= {name for name, _ in ranked}, "every planted defect is named"
     assert ranked[:len(flagged)] == [(n, s) for n, s in ranked if s != "info"], \
         "errors and warnings before info"
     assert ("kestrel_05", "info") in ranked

@@ -1,11 +1,12 @@
 """Confirmed defects: the audit's findings that a reviewer, or a measured precision, stands behind.
 
 A finding is confirmed by a reviewer's label on its task (`defective_task`, `grader_error`, or
-`unearned` credit on a pass: the label names the problem, the finding what it is), which takes
-the task's error and warning findings (for a grader error also what is said of the judge and of
-a missing tolerance, at any severity); by a reviewer confirming that one finding; or, for the
-author to accept in the proposals file, by its check's measured precision (TRUSTED or better, on
-unseen cases where measured there). A finding a reviewer called a false alarm is never taken.
+`unearned` credit on a pass: the label names the problem, the finding what it is), which takes the
+task's error and warning findings, or its info findings where it has nothing stronger (for a grader
+error also what is said of the judge and of a missing tolerance, at any severity); by a reviewer
+confirming that one finding; or, for the author to accept in the proposals file, by its check's
+measured precision (TRUSTED or better, on unseen cases where measured there). A finding a reviewer
+called a false alarm is never taken.
 Defects are the confirmed findings grouped by task and criterion (None: the task as a whole).
 """
 
@@ -74,9 +75,13 @@ def _trusted(finding: Finding) -> str | None:
     return None
 
 
-def _label_takes(label: str, finding: Finding) -> bool:
-    return finding.severity != "info" or (label == "grader_error"
-                                          and finding.check in GRADER_CHECKS)
+def _label_takes(label: str, finding: Finding, strongest: str) -> bool:
+    """Whether a reviewer's label on the task takes this finding: the task's error and warning
+    findings, or its info findings where it has nothing stronger (a check measured under 90%
+    speaks only as info, and the reviewer's label is then what stands behind it); for a grader
+    error also what is said of the judge and of a missing tolerance."""
+    return (finding.severity != "info" or strongest == "info"
+            or (label == "grader_error" and finding.check in GRADER_CHECKS))
 
 
 def confirmed_defects(findings: Iterable[Finding], reviews: list[tuple[int, Review]],
@@ -89,17 +94,22 @@ def confirmed_defects(findings: Iterable[Finding], reviews: list[tuple[int, Revi
         finding_reviews).items() if (verdict := consensus(by)) is not None}
     grouped: dict[tuple[str, str | None], list[Confirmed]] = {}
     founded: set[str] = set()
+    findings = [f for f in findings if f.task_id is not None and f.check not in NOT_OF_THE_TASK
+                and verdicts.get(finding_key(f), (None, []))[0] != "false_alarm"]
+    strongest: dict[str, str] = {}
     for finding in findings:
-        if finding.task_id is None or finding.check in NOT_OF_THE_TASK:
-            continue
+        task = finding.task_id or ""
+        if task not in strongest or (SEVERITY_ORDER[finding.severity]
+                                     < SEVERITY_ORDER[strongest[task]]):
+            strongest[task] = finding.severity
+    for finding in findings:
+        assert finding.task_id is not None
         verdict, judges = verdicts.get(finding_key(finding), (None, []))
-        if verdict == "false_alarm":
-            continue
         why = []
         if verdict == "confirmed":
             why.append(f"{', '.join(judges)} confirmed this finding")
         label, reviewers = labels.get(finding.task_id, (None, []))
-        if label is not None and _label_takes(label, finding):
+        if label is not None and _label_takes(label, finding, strongest[finding.task_id]):
             why.append(f"{', '.join(reviewers)} labelled the task {LABEL_NAMES[label]}")
             founded.add(finding.task_id)
         reviewed = bool(why)

@@ -470,7 +470,7 @@ def _measured(trust: CheckTrust | None, kind: Literal["unseen", "corpus"]) -> st
     """A check's precision on one kind of labelled cases, with its counts."""
     if trust is None or (precision := getattr(trust, f"{kind}_precision")) is None:
         return "not measured"
-    return (f"{precision:.0%} ({getattr(trust, f'{kind}_right')}/"
+    return (f"{precision:.1%} ({getattr(trust, f'{kind}_right')}/"
             f"{getattr(trust, f'{kind}_fired')} on {getattr(trust, f'{kind}_cases')} cases)")
 
 
