@@ -323,7 +323,8 @@ class _KnownArgumentsOnly(ArgModelBase):
         if isinstance(data, dict):
             known = [f.alias or name for name, f in cls.model_fields.items()]
             if unknown := sorted(set(data) - set(known)):
-                raise ValueError(f"unknown argument(s) {unknown}; this tool takes {known}")
+                raise ValueError(f"not an argument of this tool: {', '.join(unknown)}; it takes "
+                                 f"{', '.join(known)}")
         return data
 
 

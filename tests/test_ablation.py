@@ -218,3 +218,25 @@ def test_export_says_which_attempts_are_ungraded(tmp_path: Path) -> None:
     attempts = json.loads((out / "export" / "attempts.json").read_text())
     assert [(a["index"], a["state"], a["unavailable_reason"]) for a in attempts] == [
         (1, "graded", None), (2, "ungraded", None)]
+
+
+def test_exported_review_log_keeps_whole_numbers_whole(tmp_path: Path) -> None:
+    """A retraction names the entry it retracts: 3, not 3.0, beside the entries that retract
+    nothing (an empty cell)."""
+    import csv
+
+    from rubric_audit.core.model import Review
+    from rubric_audit.store.audit_store import open_audit
+
+    out = tmp_path / "out"
+    assert CliRunner().invoke(app, ["audit", str(SAMPLE), "--out", str(out)]).exit_code == 0
+    with open_audit(out / "audit.db") as store:
+        task = store.tasks()[0].id
+        review = Review(reviewer="ana", created_at="2026-01-01T00:00:00Z", task_id=task,
+                        label="model_error")
+        first = store.append_review(review)
+        store.append_review(review.model_copy(update={"label": None, "retracts": first}))
+    assert list(frames.load(out)["reviews"].retracts)[1] == first
+    assert CliRunner().invoke(app, ["export", str(out), "--format", "csv"]).exit_code == 0
+    with (out / "export" / "reviews.csv").open() as f:
+        assert [row["retracts"] for row in csv.DictReader(f)] == ["", str(first)]

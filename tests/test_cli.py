@@ -492,3 +492,20 @@ def test_tasks_and_show_as_json(bench: Path) -> None:
     assert shown["task"]["prompt"] == "What is the revised budget?"
     assert [f["path"] for f in shown["files"]] == ["docs/notes.md"]
     assert "Re: Budget numbers" in [m["subject"] for m in shown["mail"]]
+
+
+def test_help_shows_every_bracketed_word_of_an_option() -> None:
+    """Help is rendered by Rich, which reads "[keys]" as markup and drops it: an option's help
+    shows every bracketed word it was written with."""
+    import re
+
+    import typer
+
+    checked = 0
+    for name, command in getattr(typer.main.get_command(app), "commands", {}).items():
+        shown = CliRunner().invoke(app, [name, "--help"], env={"COLUMNS": "300"}).output
+        for param in command.params:
+            for word in re.findall(r"\[[^\]\s]+\]", getattr(param, "help", None) or ""):
+                checked += 1
+                assert word in shown, f"{name} {param.name}: {word} not shown"
+    assert checked, "some option's help has a bracketed word"

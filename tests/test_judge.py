@@ -124,7 +124,7 @@ def test_a_benchmark_template_is_used_and_checked(runs: Path, tmp_path: Path) ->
     template.write_text("no placeholders here")
     with FakeOpenAI(tolerant_judge) as server:
         bad = grade(runs, server, tmp_path, "--judge-template", str(template))
-    assert bad.exit_code == 2 and "lacks placeholder" in bad.stderr
+    assert bad.exit_code == 2 and "template lacks $" in bad.stderr
 
 
 def test_grade_grades_the_ungraded_attempts_and_skips_runs_that_did_not_finish(

@@ -315,7 +315,7 @@ def test_steps_from_outside_atif_are_left_out_and_said(tmp_path: Path) -> None:
     j = job(tmp_path)
     trial(j, "t", trajectory=ATIF)  # the corpus trimmed it and left a `corpus_builder` step
     [source] = load_sources([j]).sources
-    assert source.unmapped == ["t__ter0001/agent/trajectory.json: 1 step(s) not from system, "
+    assert source.unmapped == ["t__ter0001/agent/trajectory.json: 1 step not from system, "
                                "user or agent (first: steps[15]), left out"]
 
 

@@ -147,7 +147,7 @@ def test_trials_the_harness_failed_around_or_that_never_finished_are_unavailable
     [source] = runs.sources
     [note] = [u for u in source.unmapped if "resolved" in u]
     assert note == (f"run {run_id}: its results.json has 1 of 2 trials resolved; read 1 of 3 "
-                    f"(1 trial folder(s) without a results.json (the run stopped during them))")
+                    f"(1 trial folder without a results.json (the run stopped during them))")
 
 
 def test_a_trial_file_beats_the_runs_listing_and_a_difference_is_said(tmp_path: Path) -> None:
@@ -160,7 +160,7 @@ def test_a_trial_file_beats_the_runs_listing_and_a_difference_is_said(tmp_path: 
     [fix] = [a for a in runs.attempts if a.task_id == "fix-git"]
     assert next(g for g in runs.grades if g.attempt_id == fix.id).verdict == "fail"
     [note] = runs.sources[0].unmapped
-    assert note.endswith("read 1 of 3 (1 trial(s) whose own results.json says otherwise than "
+    assert note.endswith("read 1 of 3 (1 trial whose own results.json says otherwise than "
                          "the run's (the trial's own is read))")
 
 

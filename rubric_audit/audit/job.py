@@ -65,6 +65,7 @@ from rubric_audit.core.model import (
     WorldContents,
 )
 from rubric_audit.core.scores import headline_grader, scored_graders
+from rubric_audit.core.words import plural
 from rubric_audit.grade.control_runs import code_controls, judge_controls, model_controls
 from rubric_audit.grade.judge import load_template
 from rubric_audit.load.benchmark import is_benchmark, load_benchmark, refuse_benchmark_as_output
@@ -232,7 +233,8 @@ def runs_of_version(runs: RecordedRuns, bench: Benchmark) -> tuple[RecordedRuns,
             per_task.setdefault(a.task_id, []).append(a.id)
     findings = [Finding(
         task_id=task_id, check="input_graded_under_earlier_version", severity="info",
-        message=f"{len(ids)} attempt(s) were graded under an earlier version of this task "
+        message=f"{plural(len(ids), 'attempt')} {'was' if len(ids) == 1 else 'were'} graded "
+                f"under an earlier version of this task "
                 f"(changed by a patch since version {bench.version.lineage[0][:12]}): their "
                 f"recorded grades are left out of this version's scores",
         evidence={"attempts": sorted(ids), "lineage": bench.version.lineage})

@@ -194,8 +194,8 @@ def input_variants_disagree(task: Task, recorded: dict[str, Task],
     for d in differences:
         if d.added or d.dropped:
             changed = ", ".join(part for part in (
-                f"adds {len(d.added)} sentence(s)" if d.added else "",
-                f"drops {len(d.dropped)} of the task's sentence(s)" if d.dropped else "") if part)
+                f"adds {plural(len(d.added), 'sentence')}" if d.added else "",
+                f"drops {len(d.dropped)} of the task's sentences" if d.dropped else "") if part)
             yield Finding(task_id=task.id, check="input_variants_disagree",
                           severity="warning" if d.dropped else "info",
                           message=f"variant {d.variant} {changed} to the prompt the variants "

@@ -21,6 +21,7 @@ from rubric_audit.cli.common import (
 from rubric_audit.core.errors import InputError
 from rubric_audit.core.text import console as shown
 from rubric_audit.core.text import console_line as shown_line
+from rubric_audit.core.words import plural
 from rubric_audit.report.document import pct
 
 if TYPE_CHECKING:
@@ -151,7 +152,7 @@ def defects_command(
     from rubric_audit.patch.proposals import default_path
 
     written = write_packets(out_dir, fmt, proposals or default_path(out_dir), bench)
-    out.print(f"Wrote {len(written)} file(s) to {shown_line(str(out_dir / 'defects'))}/"
+    out.print(f"Wrote {plural(len(written), 'file')} to {shown_line(str(out_dir / 'defects'))}/"
               + (": " + ", ".join(shown_line(p.name) for p in written[:5])
                  + (" ..." if len(written) > 5 else "") if written else
                  " (no confirmed defect: review the audit first)"))

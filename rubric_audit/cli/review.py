@@ -27,7 +27,7 @@ def review_command(
     out_dir: Annotated[Path, typer.Argument(help="An audit's output folder (holds audit.db).")],
     reviewer: Annotated[str, typer.Option(help="Your name in the review log.")] = "reviewer",
     keymap: Annotated[Path | None, typer.Option(
-        help="TOML file with a [keys] table: binding id = key.")] = None,
+        help="TOML file with a \\[keys] table: binding id = key.")] = None,
     per_domain: Annotated[int, typer.Option(min=1, max=100_000,
                                             help="Pass-audit sample per domain.")] = 5,
     seed: Annotated[int, typer.Option(min=0, max=MAX_SEED,

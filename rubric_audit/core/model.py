@@ -175,9 +175,10 @@ class BenchmarkVersion(Record):
 
     def describe(self) -> str:
         """One line: the short hash, what it is of, and where it was patched from."""
-        patched = (f"; patched from {self.lineage[-1][:12]} ({len(self.lineage)} earlier "
-                   f"version{'s' if len(self.lineage) > 1 else ''}), {len(self.changed_tasks)} "
-                   f"task(s) changed since {self.lineage[0][:12]}" if self.lineage else "")
+        patched = (f"; patched from {self.lineage[-1][:12]} "
+                   f"({plural(len(self.lineage), 'earlier version')}), "
+                   f"{plural(len(self.changed_tasks), 'task')} changed since "
+                   f"{self.lineage[0][:12]}" if self.lineage else "")
         return f"{self.sha256[:12]} (sha256 of {self.of}){patched}"
 
 

@@ -87,7 +87,7 @@ def load_template(path: Path | None) -> JudgeTemplate:
     text = read_text(Path(path))
     missing = [p for p in ("prompt", "answer", "criterion") if f"${p}" not in text]
     if missing:
-        raise InputError(path, None, f"template lacks placeholder(s) "
+        raise InputError(path, None, f"template lacks "
                                      f"{', '.join('$' + m for m in missing)}")
     return JudgeTemplate(name=Path(path).stem, text=text)
 

@@ -66,6 +66,7 @@ from rubric_audit.core.model import (
     safe_id,
 )
 from rubric_audit.core.text import first_line
+from rubric_audit.core.words import plural
 from rubric_audit.load.runs import AttemptFiles, RecordedRuns, fingerprint, summarize
 from rubric_audit.load.trajectory import normalise_trajectory
 
@@ -445,7 +446,7 @@ def _trajectory(folder: Path, unmapped: list[str]) -> Trajectory:
     skipped = [i for i, step in enumerate(steps)
                if not isinstance(step, dict) or step.get("source") not in ATIF_SOURCES]
     if skipped:
-        unmapped.append(f"{folder.name}/{TRAJECTORY.as_posix()}: {len(skipped)} step(s) not "
+        unmapped.append(f"{folder.name}/{TRAJECTORY.as_posix()}: {plural(len(skipped), 'step')} not "
                         f"from system, user or agent (first: steps[{skipped[0]}]), left out")
     return normalise_trajectory(raw, "atif")
 

@@ -80,6 +80,7 @@ from rubric_audit.core.model import (
     Usage,
     safe_id,
 )
+from rubric_audit.core.words import plural
 from rubric_audit.load.harbor import CONTROL_AGENTS
 from rubric_audit.load.runs import RecordedRuns, fingerprint, summarize
 
@@ -380,11 +381,11 @@ def _check_counts(read: _ReadRun, unlisted: int, unfinished: int, disagree: int)
     resolved = sum(bool(t.result and t.result.is_resolved) for t in read.trials)
     total = len(read.trials)
     parsed = read.run.parsed
-    reasons = [f"{n} {text}" for n, text in (
-        (unlisted, "trial folder(s) with a results.json its results.json does not list"),
-        (unfinished, "trial folder(s) without a results.json (the run stopped during them)"),
-        (disagree, "trial(s) whose own results.json says otherwise than the run's "
-                   "(the trial's own is read)")) if n]
+    reasons = [f"{plural(n, noun)} {text}" for n, noun, text in (
+        (unlisted, "trial folder", "with a results.json the run's results.json does not list"),
+        (unfinished, "trial folder", "without a results.json (the run stopped during them)"),
+        (disagree, "trial", "whose own results.json says otherwise than the run's "
+                            "(the trial's own is read)")) if n]
     why = f" ({'; '.join(reasons)})" if reasons else ""
     if isinstance(parsed, _BenchmarkResults):
         own_resolved = parsed.n_resolved if parsed.n_resolved is not None else sum(
@@ -539,10 +540,10 @@ def _load_variant(variant: str, model: str, reads: list[_ReadRun], notes: list[s
                                 text="Passes the task's tests (tb's is_resolved: every test its "
                                      "test run reported passed)")])}
     if contradicted:
-        unmapped.append(f"{contradicted} trial(s) whose is_resolved is not what their "
+        unmapped.append(f"{plural(contradicted, 'trial')} whose is_resolved is not what their "
                         f"parser_results say (all passed): is_resolved is the verdict")
     if uncounted:
-        unmapped.append(f"{uncounted} trial(s) report 0 input and 0 output tokens (tb's "
+        unmapped.append(f"{plural(uncounted, 'trial')} with 0 input and 0 output tokens (tb's "
                         f"installed agents count none): usage unknown")
     paths = [read.where for read in reads]
     runs.sources.append(summarize(Path(os.path.commonpath(paths)) if paths else Path(), "tb",

@@ -3,9 +3,12 @@
 from __future__ import annotations
 
 import json
+import types
+import typing
 from pathlib import Path
 
 import pandas as pd
+from pydantic import BaseModel
 
 from rubric_audit.checks.lints import CHECK_SUMMARIES
 from rubric_audit.core.atomic import write_atomic
@@ -24,6 +27,20 @@ from rubric_audit.core.model import (
 from rubric_audit.core.text import csv_cell
 from rubric_audit.review.session import ReviewData
 from rubric_audit.store.audit_store import open_audit
+
+_OPTIONAL_INT = {int, types.NoneType}
+
+
+def _records(rows: list[dict[str, object]], model: type[BaseModel], lead: tuple[str, ...] = (),
+             tail: tuple[str, ...] = ()) -> pd.DataFrame:
+    """A model's records as a frame with its fields as columns (between `lead` and `tail`); an
+    optional whole number (a review's `retracts`) stays whole where some are missing (pandas'
+    Int64, not float)."""
+    frame = pd.DataFrame(rows, columns=[*lead, *model.model_fields, *tail])
+    for name, field in model.model_fields.items():
+        if set(typing.get_args(field.annotation)) == _OPTIONAL_INT:
+            frame[name] = frame[name].astype("Int64")
+    return frame
 
 
 def _named(frame: pd.DataFrame, names: dict[str, str], by: pd.Series | None = None
@@ -48,10 +65,8 @@ def load(path: str | Path) -> dict[str, pd.DataFrame]:
         task_of = {a: t for a, t, *_ in store.attempt_rows()}
         controls = [c.model_dump() for c in store.controls()]
         control_task = {c["id"]: c["task_id"] for c in controls}
-        grades = pd.DataFrame([g.model_dump() for g in store.grades()],
-                              columns=list(CriterionGrade.model_fields))
-        measurements = pd.DataFrame([m.model_dump() for m in store.measurements()],
-                                    columns=list(Measurement.model_fields))
+        grades = _records([g.model_dump() for g in store.grades()], CriterionGrade)
+        measurements = _records([m.model_dump() for m in store.measurements()], Measurement)
         control_grades = pd.DataFrame(
             [{**g.grade.model_dump(), "control_id": g.grade.attempt_id, "repeat": g.repeat,
               "task_version": g.task_version} for g in store.control_grades()])
@@ -59,25 +74,23 @@ def load(path: str | Path) -> dict[str, pd.DataFrame]:
             "attempts": _named(pd.DataFrame(attempts), names),
             "grades": _named(grades, names, grades.attempt_id.map(task_of)),
             "measurements": _named(measurements, names, measurements.attempt_id.map(task_of)),
-            "source_metrics": pd.DataFrame([m.model_dump() for m in store.source_metrics()],
-                                           columns=list(SourceMetric.model_fields)),
-            "controls": _named(pd.DataFrame(controls, columns=list(Control.model_fields)),
-                               names),
+            "source_metrics": _records([m.model_dump() for m in store.source_metrics()],
+                                       SourceMetric),
+            "controls": _named(_records(controls, Control), names),
             "control_grades": _named(control_grades, names, control_grades.get(
                 "control_id", pd.Series(dtype=object)).map(control_task)),
-            "findings": _named(pd.DataFrame([f.model_dump() for f in store.findings()],
-                                            columns=list(Finding.model_fields)), names),
+            "findings": _named(_records([f.model_dump() for f in store.findings()], Finding),
+                               names),
             "check_summaries": pd.DataFrame(
                 [{**s.model_dump(), "line": s.describe()}
                  for s in (summarise(tasks) for summarise in CHECK_SUMMARIES)],
                 columns=[*CheckSummary.model_fields, "line"]),
-            "reviews": _named(pd.DataFrame(
+            "reviews": _named(_records(
                 [{"entry": i, **r.model_dump(), "label_name": label_name(r.label or "")}
-                 for i, r in store.reviews()],
-                columns=["entry", *Review.model_fields, "label_name"]), names),
-            "finding_reviews": _named(pd.DataFrame(
+                 for i, r in store.reviews()], Review, ("entry",), ("label_name",)), names),
+            "finding_reviews": _named(_records(
                 [{"entry": i, **r.model_dump()} for i, r in store.finding_reviews()],
-                columns=["entry", *FindingReview.model_fields]), names),
+                FindingReview, ("entry",)), names),
         }
 
 
