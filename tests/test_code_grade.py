@@ -875,3 +875,31 @@ def test_rounding_steps_and_headlines_after_holdout10(criterion: str, answer: st
     assert verdict(criterion, answer, prompt) == expected
 
 
+
+
+# The classes fixed after holdout13's first measurement (#25), each case general to its class.
+CLASSES_AFTER_HOLDOUT13 = [
+    # pence: "48.0p" is £0.48; a value half a step away rounds away from the target
+    ("States a cost per letter of 48.0p", "Cost per letter = £41,472 ÷ 86,400 = **£0.480**.",
+     "", "pass"),
+    ("States a fuel cost of 23p per parcel", "Fuel cost per parcel = £0.235.",
+     "To the nearest penny?", "fail"),
+    ("States a fuel cost of 24p per parcel", "Fuel cost per parcel = £0.235.",
+     "To the nearest penny?", "pass"),
+    ("States a yield of 4.1 t/ha", "Yield = **4.15 t/ha**.", "", "fail"),
+    # a recommendation or a conclusion drawn from the prompt's values is no number
+    ("Recommends Brand B at £2.58 per pack", "Brand B is £2.58 per pack; stock Brand A.",
+     "Brand A costs £4.12 per pack and Brand B £2.58. Which should we stock?", "not_applicable"),
+    ("States that purchases of ₹1.14 crore fall short of the ₹1.2 crore minimum",
+     "Purchases were ₹1.14 crore against the ₹1.2 crore minimum, so the obligation is met.",
+     "The franchise requires ₹1.2 crore of purchases; purchases were ₹1.14 crore. Was it met?",
+     "not_applicable"),
+]
+
+
+@pytest.mark.parametrize(("criterion", "answer", "prompt", "expected"), CLASSES_AFTER_HOLDOUT13)
+def test_classes_fixed_after_holdout13(criterion: str, answer: str, prompt: str,
+                                       expected: str) -> None:
+    """holdout13's: pence and rounding half up; recommendations and conclusions from the
+    prompt's values."""
+    assert verdict(criterion, answer, prompt) == expected

@@ -85,6 +85,21 @@ def test_criterion_restates_premise() -> None:
      "States that the misstatement is material"),
     ("The licence caps annual revenue at GBP 2m. Did Harlow's revenue exceed the cap in 2025?",
      "States that Harlow's revenue exceeded the cap in 2025"),
+    # a pick, a recommendation or a conclusion drawn from the prompt's own values
+    ("Plan A costs £3.4m and Plan B £2.9m. Which should the trust adopt?",
+     "Recommends Plan B at £2.9m"),
+    ("The lease can be broken in 2027 for £57k. Should the clinic close?",
+     "Recommends closing the clinic despite the £57k break penalty"),
+    ("The pump costs €90,000 and saves €31,000 a year. Does it pay back within the 3-year "
+     "hurdle?", "States that the pump, costing €90,000, pays back within the 3-year hurdle"),
+    ("The tank peaked at −12.5 °C; the limit is −15 °C. Was the limit breached?",
+     "States that the −12.5 °C peak breached the −15 °C limit"),
+    ("Output was 9,400 t against a 10,000 t minimum. Is the penalty due?",
+     "States that output of 9,400 t falls short of the 10,000 t minimum, so the penalty is due"),
+    ("The board set a 15% cap on overheads. Did 2024 stay under it?",
+     "States that 2024 overheads were under the 15% cap"),
+    ("Hale processed 4,400 kg at a cost of £2,200. What was the cost per kg in pence?",
+     "States that, on 4,400 kg, the cost per kg is 50.0p"),  # a computed value in pence
 ])
 def test_an_answer_in_the_words_of_the_question_is_no_premise(prompt: str, criterion: str
                                                                ) -> None:
@@ -123,6 +138,29 @@ def test_criterion_duplicated() -> None:
     assert checks(lints.criterion_duplicated, t) == ["criterion_duplicated"]
 
 
+@pytest.mark.parametrize(("prompt", "criterion"), [
+    ("Store margins: Leeds 24%, York 11%, Hull −6%. Which store is weakest?",
+     "States that Hull's margin is −6%"),  # a possessive names the prompt's Hull
+    ("Glow Serum's launch cost £43,200; each unit contributes £24. How many must be sold?",
+     "States that each Glow Serum unit contributes £24"),
+    ("A van costs $3,000 with a residual value of $1,050. What is annual depreciation?",
+     "States that the residual value is $1,050 per van"),  # "per van" is a unit
+    ("8,000 towers, 12,960 tenancies. What is the tenancy ratio?",
+     "States that Sierra has 8,000 towers"),  # the prompt asks no 'which': Sierra is its subject
+    ("Orders are credited to the last click within a 7-day window. Which channel led?",
+     "States that orders are credited to the last click within a 7-day window"),  # a window
+])
+def test_an_input_restated_in_other_words_is_a_premise(prompt: str, criterion: str) -> None:
+    t = task((criterion, ""), prompt=prompt)
+    assert checks(lints.criterion_restates_premise, t) == ["criterion_restates_premise"]
+
+
+def test_a_name_the_prompt_does_not_give_answers_its_which() -> None:
+    t = task(("States that Acme charged $4.2m", ""),
+             prompt="Suppliers charged $4.2m and $3.1m. Which supplier charged $4.2m?")
+    assert checks(lints.criterion_restates_premise, t) == []
+
+
 def test_numeric_criterion_without_tolerance_is_info() -> None:
     t = task(("States the EV is NOK 2,360.0m", ""))
     [finding] = lints.numeric_criterion_without_tolerance(t, WORLD)
@@ -143,6 +181,8 @@ def test_numeric_criterion_without_tolerance_is_info() -> None:
     ("Uses a WACC of 9.5%", "Assume a WACC of 9.5%. What is the EV?"),  # the prompt's input
     ("States the Norwegian statutory rate is 22.5%", "What rate applies?"),
     ("States the EV is NOK 2,360.0m", "What is the EV? Give NOK millions to one decimal place."),
+    ("States a mean stay of 5.7 days (to one decimal place)", "What is the mean stay?"),
+    ("States a realised rate of £212.46 per hour", "What rate? Give two decimal places."),
 ])
 def test_no_tolerance_finding_where_none_is_needed(criterion: str, prompt: str) -> None:
     """Whole numbers, thresholds the claim compares with, the ends of a range, the prompt's own

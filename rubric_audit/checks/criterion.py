@@ -56,7 +56,8 @@ from rubric_audit.checks.units import same_kind
 WORD_DIGITS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
 _QTY = r"[-−]?[$€£¥]?\s?\d[\d,]*(?:\.\d+)?|[-−]?[$€£¥]?\s?\.\d+"
 TOLERANCE_CLAUSE = re.compile(
-    rf"""\([^()]*(?:\baccept|\bwithin\b|±|\+/[-−]|\bplus\s+or\s+minus\b|\btolerance\b)[^()]*\)
+    rf"""\([^()]*(?:\baccept|\bwithin\b|±|\+/[-−]|\bplus\s+or\s+minus\b|\btolerance\b|\bdecimal\b
+       |\bnearest\b|\bround(?:ed|ing)?\b)[^()]*\)
     |\baccept(?:s|ed|ing|able)?\b[^.;()]*
     |\btolerance\b[^.;()]*
     |(?:±|\+/[-−]|\bplus\s+or\s+minus\b)\s*(?:{_QTY})[^,.;()]*
@@ -64,7 +65,8 @@ TOLERANCE_CLAUSE = re.compile(
        |pp|bn|mm|m|k|million|billion|x)?\s*(?:of\b[^,.;()]*)?""",
     re.I | re.X)
 COPULA = re.compile(r"\b(?:is|are|was|were|equals|to\s+be)\b|=", re.I)
-DECIMALS = re.compile(r"(?:\bto|\bat|\bwith|\bin)\s+(\d|zero|one|two|three|four|five|six)\s+"
+DECIMALS = re.compile(r"(?:\b(?:to|at|with|in|give|gives|giving|use|using|show|report|state)\s+"
+                      r"(?:it\s+|them\s+|the\s+\w+\s+)?)(\d|zero|one|two|three|four|five|six)\s+"
                       r"(?:decimal|d\.?p\b|dp\b)|\b(\d)\s*d\.?p\b", re.I)
 NEAREST = re.compile(
     rf"nearest\s+(?:whole\s+)?(?P<sym>(?:[$€£¥]|\b(?:{'|'.join(CURRENCY_CODES)})\b)\s?)?"
@@ -105,6 +107,9 @@ CHOICE = re.compile(
     re.I)
 OUTPERFORM = re.compile(r"\b(?:out|under)perform(?:s|ed|ing)?\b|\b(?:beat|beats|trailed|lagged)\s+"
                         r"(?-i:[A-Z])", re.I)
+# A criterion that opens by recommending ("Recommends the CLT frame at 410 kgCO₂e/m²",
+# "Recommends closing Croydon despite the £57k break penalty") claims a pick or an action
+RECOMMENDATION = re.compile(r"^\W*(?:recommends?|advises?|proposes?|urges?)\b", re.I)
 CITATION = re.compile(r"^\s*(?:cites?|references?|quotes?|points?\s+to|attributes?)\b|"
                       r"\bas\s+the\s+(?:source|basis|authority|reference)\b", re.I)
 QUALITATIVE_PART = re.compile(
@@ -144,6 +149,7 @@ class Tolerance:
     basis: str
     grid: float = 0.0  # a rounding step no power of ten ("nearest €0.05") the value lies on
     grid_digit: float = 0.0  # the step's last written digit (0.01 for €0.05)
+    rounds: bool = False  # what rounds to the target: a value half a step away rounds away from it
 
     def on_grid(self, value: float) -> bool:
         """Whether `value` is a multiple of the rounding step (always, where there is none)."""
@@ -159,7 +165,13 @@ class Tolerance:
 
     def contains(self, value: float) -> bool:
         low, high = self._bounds
-        return low <= value <= high
+        if not low <= value <= high:
+            return False
+        if self.rounds:  # £0.185 rounds half up to 19p, not to 18p
+            middle = (self.low + self.high) / 2
+            edge = self.high if middle >= 0 else self.low
+            return abs(value - edge) > 1e-9 * max(1.0, abs(edge)) or value == middle
+        return True
 
     def negated(self) -> Tolerance:
         """The same tolerance about the negated target."""
@@ -299,7 +311,7 @@ def _rounding_tolerance(text: str, target: Quantity) -> Tolerance | None:
         half = 0.5 * 10.0 ** -d * scale
         places_text = f"{d} decimal place" + ("" if d == 1 else "s")
         return Tolerance(low=target.value - half, high=target.value + half,
-                         basis=f"rounded to {places_text}")
+                         basis=f"rounded to {places_text}", rounds=True)
     nearest = NEAREST.search(text)
     if nearest:
         step, digit = _nearest_step(nearest)
@@ -307,7 +319,7 @@ def _rounding_tolerance(text: str, target: Quantity) -> Tolerance | None:
         power_of_ten = step <= 0 or abs(step / 10.0 ** math.floor(math.log10(step)) - 1) < 1e-9
         return Tolerance(low=target.value - half, high=target.value + half,
                          basis=f"rounded to nearest {nearest.group(0)[8:].strip()}",
-                         grid=0.0 if power_of_ten else step, grid_digit=digit)
+                         grid=0.0 if power_of_ten else step, grid_digit=digit, rounds=True)
     return None
 
 
@@ -337,7 +349,7 @@ def tolerance_for(target: Quantity, criterion_tolerance: str, prompt: str) -> To
         return stated
     half = target.step / 2
     return Tolerance(low=target.value - half, high=target.value + half,
-                     basis=f"precision of {target.text}")
+                     basis=f"precision of {target.text}", rounds=True)
 
 
 @functools.lru_cache(maxsize=1024)
@@ -402,27 +414,45 @@ def not_numeric_reason(body: str, prompt: str) -> str | None:
         return "the criterion's claim is a comparison of two subjects, not a number"
     if CITATION.search(body):
         return "the criterion's claim is a citation or a source, not a number"
-    if CHOICE.search(body) or SUPERLATIVE_CHOICE.search(body) or _prompt_choice(prompt, body):
+    if CHOICE.search(body) or SUPERLATIVE_CHOICE.search(body) or RECOMMENDATION.match(body) \
+            or _prompt_choice(prompt, body):
         return "the criterion's claim is a choice or a named entity, not a number"
     return None
 
 
+# A conclusion drawn from values: a verdict against a bar ("breached", "falls short of", "within
+# the 4-year hurdle", "pays back"), a consequence ("so the claim must change") or what is possible
+# ("can receive"); not a window ("within 24 hours") or a rule the prompt states ("must be
+# examined every 6 months")
 DRAWN = re.compile(r"\b(?:met|meets?|breach(?:es|ed)?|exceed(?:s|ed)?|trigger(?:s|ed)?|"
                    r"satisf(?:y|ies|ied)|compl(?:y|ies|ied)|violat(?:es|ed)|qualif(?:y|ies|ied)|"
-                   r"should|must|so|therefore|hence|fail(?:s|ed)?|pass(?:es|ed)|within|above|below|"
-                   r"under|over|falls?\s+short|short\s+of)\b", re.I)
+                   r"so|therefore|hence|fail(?:s|ed)?|pass(?:es|ed)|"
+                   r"(?:within|above|below|under|over)\s+(?:the|its|their)\s+(?:\S+\s+){0,2}"
+                   r"(?:hurdle|limit|budget|cap|threshold|covenant|target|minimum|maximum|ceiling|"
+                   r"floor|trigger|requirement|standard)|above|below|"
+                   r"falls?\s+short|short\s+of|pays?\s+back|paid\s+back|"
+                   r"despite|recover(?:s|ed)?|can(?:not)?\s+[a-z]+|could\s+[a-z]+)\b", re.I)
 
 
-def _premise_conclusion(body: str, targets: list[Quantity], prompt: str) -> str | None:
+def _premise_conclusion(body: str, prompt: str) -> str | None:
     """Why numbers cannot decide a criterion whose values the prompt gives, all of them, and
     which draws a conclusion from them ("States that the 3.2 m³/s release met the 3.0 m³/s
-    minimum"): an answer that repeats the prompt's values says nothing of the conclusion."""
-    given = {(q.dimension, round(q.value, 9)) for q in find_quantities(prompt)}
-    if targets and DRAWN.search(body) and all((t.dimension, round(t.value, 9)) in given
-                                               for t in targets):
+    minimum", "... fall short of the £5m threshold, so no bonus is payable"): an answer that
+    repeats the prompt's values says nothing of the conclusion. A criterion with no value that
+    draws one ("stayed under the cap") claims it too."""
+    if not DRAWN.search(body):
+        return None
+    given = _given(prompt)
+    if all((q.dimension, round(q.value, 9)) in given for q in find_quantities(body)):
         return ("the criterion's values are all the prompt's own; its claim is the conclusion "
                 "drawn from them, not a number")
     return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _given(prompt: str) -> frozenset[tuple[str, float]]:
+    """The values a prompt gives, by kind and value."""
+    return frozenset((q.dimension, round(q.value, 9)) for q in find_quantities(prompt))
 
 
 @functools.lru_cache(maxsize=4096)
@@ -453,7 +483,7 @@ def read_claim(criterion: str, prompt: str) -> Claim:
         qualifiers=tuple(_qualifiers(body, t) - _reference_terms(body, t) for t in targets),
         mentioned=frozenset(key for key, _, _ in terms(body) if is_qualifier(key)),
         names=names_in(body), context=context,
-        not_numeric=not_numeric_reason(body, prompt) or _premise_conclusion(body, targets, prompt),
+        not_numeric=not_numeric_reason(body, prompt) or _premise_conclusion(body, prompt),
         file_deliverable=bool(FILE_DELIVERABLE.search(prompt)) and not REPLY_HERE.search(prompt),
         limit=bool(LIMIT_WORDS.search(body)),
         qualitative=bool(QUALITATIVE_PART.search(body)),

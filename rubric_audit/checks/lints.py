@@ -17,7 +17,6 @@ from rubric_audit.checks.code_grade import grade_numeric
 from rubric_audit.checks.criterion import (
     Tolerance,
     criterion_targets,
-    not_numeric_reason,
     read_claim,
     split_criterion,
     tolerance_for,
@@ -159,18 +158,19 @@ def criterion_restates_premise(task: Task, world: WorldContents) -> Iterator[Fin
     """
     prompt_tokens = content_tokens(task.prompt)
     prompt_values = {(q.dimension, round(q.value, 9)) for q in find_quantities(task.prompt)}
-    prompt_names = {w.lower() for w in re.findall(r"\b[A-Z][\w&'-]*", task.prompt)}
+    prompt_names = _names(task.prompt)
     for criterion in task.criteria:
         body, _ = split_criterion(criterion.text)
         tokens = content_tokens(body) - INPUT_VERBS
-        if len(tokens) < 2 or is_negative(criterion.text) or _claims_an_answer(body, task.prompt):
+        if len(tokens) < 2 or is_negative(criterion.text) \
+                or _claims_an_answer(criterion.text, body, task.prompt):
             continue
         values = find_quantities(body)
         if any((q.dimension, round(q.value, 9)) not in prompt_values for q in values):
             continue  # a value the prompt does not give: computed, so the answer
-        names = {w.lower() for w in re.findall(r"(?<!^)\b[A-Z][\w&'-]*", body.strip())}
-        if names - prompt_names - {"states", "notes"}:
-            continue  # an entity the prompt does not name
+        names = _names(body.strip(), first=False)
+        if names - prompt_names - {"states", "notes"} and ASKS_WHO.search(task.prompt):
+            continue  # an entity the prompt does not name, where it asks which or who
         covered = len(tokens & prompt_tokens) / len(tokens)
         if covered >= (RESTATE_VALUE_COVERAGE if values else RESTATE_COVERAGE):
             yield _finding(task, "criterion_restates_premise", "warning",
@@ -193,10 +193,29 @@ def _premise(prompt: str, tokens: AbstractSet[str], values: list[Quantity]) -> s
     return " ".join(holding)[:QUOTE]
 
 
-def _claims_an_answer(body: str, prompt: str) -> bool:
-    """A yes/no answer, a conclusion, a choice or named entity, or a comparison (a superlative
-    included: "the channel with the most conversions" is the answer to 'which drove the most')."""
-    return bool(not_numeric_reason(body, prompt) or COMPARATIVE.search(body))
+def _claims_an_answer(criterion: str, body: str, prompt: str) -> bool:
+    """A yes/no answer, a conclusion (one drawn from the prompt's own values too: "the −16.5 °C
+    peak breached the −18 °C limit"), a choice, recommendation or named entity, or a comparison
+    (a superlative included: "the channel with the most conversions" is the answer to 'which
+    drove the most'): the code checker's reading of what the criterion claims (`read_claim`)."""
+    return bool(read_claim(criterion, prompt).not_numeric or COMPARATIVE.search(body))
+
+
+# A question for an entity: a name the prompt does not give is then the answer ("Which supplier
+# ...?" -> "States that Acme charged $4.2m"); else it names whom the task is about ("Sierra")
+ASKS_WHO = re.compile(r"\b(?:which|who|whom|whose|name\s+the|identify)\b", re.I)
+NAME_WORD = re.compile(r"\b[A-Z][\w&-]*(?:['\u2019][\w&-]+)*")
+POSSESSIVE = re.compile(r"['\u2019]s$")
+PER_WORD = re.compile(r"\bper\s+$", re.I)
+
+
+def _names(text: str, first: bool = True) -> set[str]:
+    """The capitalised words of `text`, lower case, a possessive's 's dropped ("Fitzroy's" is
+    Fitzroy); a word after "per" names a unit, not an entity ("$1,050 per TEU"); the first
+    word only if `first`."""
+    return {POSSESSIVE.sub("", m.group(0).lower()) for m in NAME_WORD.finditer(text)
+            if (first or m.start() > 0) and not PER_WORD.search(text, max(0, m.start() - 5),
+                                                                  m.start())}
 
 
 def criterion_terms_absent_from_world(task: Task, world: WorldContents) -> Iterator[Finding]:

@@ -170,7 +170,7 @@ QUANTITY = re.compile(
     (?P<num>(?>\d{{1,3}}(?:\.\d{{3}})*,\d\d(?=\s?€)|\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?
        |\d{{1,3}}(?:['\u2019]\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+))(?P<frac>[¼½¾⅓⅔⅛⅜⅝⅞])?
     (?:\s?(?P<scale_word>(?i:billion|million|thousand|trillion|bn|mm|mn|tn))\b
-       |(?P<scale>[kKmMbB])(?![A-Za-z]))?
+       |(?P<scale>[kKmMbB])(?![A-Za-z])|(?P<pence>p)(?![A-Za-z\d]))?
     (?:[\s-]?(?P<unit>%|percent\b|per\s?cent\b|percentage\s+points?\b|pp\b|bps?\b|basis\s+points?\b
        |(?:points?|pts?)\b(?![\s-]+(?:card|programme|program|scheme|system|balance))
        |[x×](?![A-Za-z])|times\b))?
@@ -349,6 +349,8 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
                 or g["cur_post"])
     scale_name = (g["scale_word"] or g["scale"] or "").lower()
     unit = SPACES.sub(" ", (g["unit"] or "").lower())
+    if g["pence"] and not (currency or unit):
+        currency = "GBP"  # "72.0p" is £0.720
     if unit in ("x", "×", "times"):
         dimension: Dimension = "multiple"
     elif unit:
@@ -360,7 +362,7 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
     if dimension == "plain" and (word := CURRENCY_WORD.match(after)):
         dimension = "currency"  # "1.68 million dollars" is $1.68m
         currency = CURRENCY_WORDS.get(SPACES.sub(" ", word.group(1).lower()).rstrip("s"))
-    factor = SCALES.get(scale_name, 1.0)
+    factor = 0.01 if g["pence"] and currency == "GBP" else SCALES.get(scale_name, 1.0)
     noun = measure = None
     if dimension == "plain" and factor == 1.0:
         whole = float(num.replace(",", ""))
