@@ -894,6 +894,19 @@ CLASSES_AFTER_HOLDOUT13 = [
      "Purchases were ₹1.14 crore against the ₹1.2 crore minimum, so the obligation is met.",
      "The franchise requires ₹1.2 crore of purchases; purchases were ₹1.14 crore. Was it met?",
      "not_applicable"),
+    # a table's caption gives its bare numbers their unit, and the prose restating them too
+    ("States a Leeds payroll cost of £412,000",
+     "Payroll by office, FY2025 (£000)\n\n| Office | Cost |\n|---|---|\n| Leeds | 412 |", "",
+     "pass"),
+    ("States a Hale fee of €1,200 per quarter", "Fees below are in euros per month:\n\n| Service "
+     "| Fee |\n|---|---|\n| Bookkeeping | 1,200 |\n\nHale pays 1,200.", "", "not_applicable"),
+    ("States a desk price of A$750 per month", "Price card (A$ per week):\n\n| Product | Price |"
+     "\n|---|---|\n| Desk | 750 |\n\nDesks are 750.", "", "not_applicable"),
+    ("States a session fee of A$148 per hour", "| Program | Fee (A$ per 90-min session) |\n|---|"
+     "---|\n| Intensive | 148 |", "", "not_applicable"),
+    # a conversion factor is no value of the subject
+    ("States a dose of 2 mg", "The dose is 2 mg (1 mg = 1,000 µg).", "", "pass"),
+    ("States a volume of 1 gal", "It holds 12 litres (1 gal = 3.785 litres).", "", "fail"),
 ]
 
 
@@ -901,5 +914,5 @@ CLASSES_AFTER_HOLDOUT13 = [
 def test_classes_fixed_after_holdout13(criterion: str, answer: str, prompt: str,
                                        expected: str) -> None:
     """holdout13's: pence and rounding half up; recommendations and conclusions from the
-    prompt's values."""
+    prompt's values; a caption's unit; conversion factors."""
     assert verdict(criterion, answer, prompt) == expected

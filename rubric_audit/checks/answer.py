@@ -104,8 +104,8 @@ TABLE_SEPARATOR = re.compile(r"^\s*\|?\s*:?-{2,}")
 UNIT_MARK = re.compile(
     r"(?P<bps>\bbps?\b|basis\s+points?)|(?P<pct>%|\bpp\b|\bppts?\b|percentage\s+points?|"
     r"\bpercent\b|\bpts\b)|(?P<mult>\(x\)|\bmultiple\b)|"
-    r"(?P<cur>[$€£¥]|\b(?:USD|EUR|GBP|NOK|SEK|DKK|CHF|JPY|CAD|AUD)\b)\s?"
-    r"(?P<cscale>k|m|mm|mn|bn|000s?|'000|thousands|millions|billions)?\b"
+    r"(?P<cur>(?:\b(?:US|A|C|NZ|HK|S|R))?\$|[€£¥₹]|\b(?:USD|EUR|GBP|NOK|SEK|DKK|CHF|JPY|CAD|AUD|"
+    r"INR)\b)\s?(?P<cscale>k|m|mm|mn|bn|000s?|'000|thousands|millions|billions)?(?!\w)"
     r"|\b(?P<scale>thousands|millions|billions|'000s?|000s)\b")
 HEADER_MEASURE = re.compile(rf"\(\s*({MEASURE_UNIT})\s*\)|\bin\s+({MEASURE_UNIT})")
 HEADER_PARENS = re.compile(r"\(([^()]{1,24})\)")  # "Drop (m)", "Area (sq ft)"
@@ -246,6 +246,9 @@ class Reading:
         return _qualify(self.text, self.quantities, self.headers, self.bounds)
 
 
+# "(1 fl oz = 29.57 ml)", "1 CAD = 0.735 USD": a conversion factor, no value of the subject
+CONVERSION_FACTOR = re.compile(r"(?<![\d.,])1\s?[A-Za-z$€£¥][^\d=\n]{0,12}=\s?[$€£¥]?\d[\d,]*"
+                               r"(?:\.\d+)?(?:\s?[A-Za-z$€£¥][A-Za-z.$€£¥ ]{0,12}[A-Za-z.$€£¥])?")
 LABEL_END = re.compile(r"[,;(]")  # a value's label runs on after it to the next break
 
 
@@ -289,10 +292,11 @@ def read_answer(written: str) -> Reading:
         label_names.append(names_in(before, first_word=True))
     starts = {q.start for q in found}
     struck = markup.struck(answer)
+    factors = {x for m in CONVERSION_FACTOR.finditer(answer) for x in m.span()}
     references = frozenset(i for i, q in enumerate(quantities)
                            if COMPARISON.search(answer, max(0, q.start - 40), q.start)
                            or OFFSET_FROM.search(answer, max(0, q.start - 60), q.start)
-                           or struck(q.start))
+                           or struck(q.start) or q.start in factors or q.end in factors)
     return Reading(
         text=answer, quantities=tuple(quantities), segment_of=tuple(segment_of),
         segments=tuple(frozenset(content_tokens(p + " " + lab))
@@ -564,6 +568,8 @@ def _implied_units(answer: str, found: list[Quantity]) -> tuple[list[Quantity], 
         return out, headers
     line_starts = [0] + [m.end() for m in re.finditer(r"\n", answer)]
     header: list[str] | None = None
+    caption: Quantity | None = None
+    tabled: dict[str, set[Quantity]] = {}  # a table value's text -> the units it was read in
     header_line = -2
     i = 0
     for n, start in enumerate(line_starts):
@@ -571,8 +577,9 @@ def _implied_units(answer: str, found: list[Quantity]) -> tuple[list[Quantity], 
         line = answer[start:end]
         if TABLE_SEPARATOR.match(line) and n > 0 and "|" in line:
             header, header_line = _cells(answer[line_starts[n - 1]:start - 1]), n - 1
+            caption = _caption_unit(answer, line_starts, n - 1)
         elif "|" not in line:
-            header = None
+            header = caption = None
         while i < len(out) and out[i].start < end + 1:
             q = out[i]
             if q.start < start or len(line) > MAX_LABELLED_LINE:
@@ -583,7 +590,8 @@ def _implied_units(answer: str, found: list[Quantity]) -> tuple[list[Quantity], 
                 column = line[:q.start - start].count("|") - 1
                 if 0 <= column < len(header):
                     headers[i] = header[column]
-                    template = _unit_template(header[column]) or _unit_template(header[0])
+                    template = (_unit_template(header[column]) or _unit_template(header[0])
+                                or caption)
             if template is None:
                 label = LABEL.match(line)
                 prefix = line[:q.start - start]
@@ -594,8 +602,59 @@ def _implied_units(answer: str, found: list[Quantity]) -> tuple[list[Quantity], 
             if template is not None and q.dimension == "plain" and q.scale == 1.0 \
                     and not (q.noun or q.measure):
                 out[i] = with_unit(q, template)
+                if headers[i]:
+                    tabled.setdefault(q.text, set()).add(template)
             i += 1
-    return out, headers
+    return _restated_from_tables(out, headers, tabled), headers
+
+
+def _restated_from_tables(out: list[Quantity], headers: list[str],
+                          tabled: dict[str, set[Quantity]]) -> list[Quantity]:
+    """A bare number in prose that the answer's table gives in one unit is in that unit: under
+    a caption "(kWh)", "Hull therefore used 86.4" is 86.4 kWh; "Dedicated desks are 750" under
+    "(A$ per week)" is A$750 a week."""
+    if not tabled:
+        return out
+    for i, q in enumerate(out):
+        units_of = tabled.get(q.text)
+        if units_of and len(units_of) == 1 and not headers[i] and q.dimension == "plain" \
+                and q.scale == 1.0 and not (q.noun or q.measure):
+            out[i] = with_unit(q, next(iter(units_of)))
+    return out
+
+
+CAPTION_LINES = 2  # a table's caption stands this many lines above its header at most (a blank)
+MAX_CAPTION = 160
+# "Diesel figures below are in litres per month:", "Fees below are in euros per month:"
+CAPTION_IN = re.compile(r"\bin\s+((?:us\s+)?dollars|euros|pounds(?:\s+sterling)?|[a-z][a-z ]{1,20}?)"
+                        r"(?:\s+(per\s+\w+))?\s*[:.]?\s*$", re.I)
+CURRENCY_NAMES = {"dollars": "USD", "us dollars": "USD", "euros": "EUR", "pounds": "GBP",
+                  "pounds sterling": "GBP"}
+
+
+def _caption_unit(answer: str, line_starts: list[int], header_line: int) -> Quantity | None:
+    """The unit a table's caption gives its bare numbers: the line just above its header (a
+    blank line between) that is no table row, "Gas consumption by plant, February 2024 (kWh)",
+    "Plant operating results, FY2024 (£000)", "Diesel figures below are in litres per month:"."""
+    for n in range(header_line - 1, max(-1, header_line - 1 - CAPTION_LINES), -1):
+        end = line_starts[n + 1] - 1
+        line = answer[line_starts[n]:end].strip()
+        if not line:
+            continue
+        if "|" in line or len(line) > MAX_CAPTION:
+            return None
+        said = CAPTION_IN.search(line)
+        if said:
+            base = Quantity(value=1.0, dimension="plain", currency=None, scale=1.0, decimals=0,
+                            text="", start=0, end=0)
+            named, per = said.group(1).lower(), per_of(" " + said.group(2)) if said.group(2) else None
+            if named in CURRENCY_NAMES:
+                return replace(base, dimension="currency", currency=CURRENCY_NAMES[named], per=per)
+            unit = units.unit_heading(named)
+            if unit:
+                return replace(base, measure=unit, per=per)
+        return _unit_template(line)
+    return None
 
 
 CLOCK_HEADER = re.compile(r"\bh{1,2}\s?:\s?mm\b", re.I)  # a column of durations: "Average (h:mm)"

@@ -30,7 +30,8 @@ from rubric_audit.checks import units
 
 Dimension = Literal["currency", "percent", "multiple", "plain"]
 
-CURRENCY_SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "US$": "USD", "A$": "AUD",
+CURRENCY_SYMBOLS = {"$": "USD", "€": "EUR", "£": "GBP", "¥": "JPY", "₹": "INR", "US$": "USD",
+                    "A$": "AUD",
                     "C$": "CAD", "NZ$": "NZD", "HK$": "HKD", "S$": "SGD", "R$": "BRL"}
 CURRENCY_CODES = ("USD", "EUR", "GBP", "NOK", "SEK", "DKK", "CHF", "JPY", "CAD", "AUD", "CNY",
                   "INR", "HKD", "SGD", "NZD", "ZAR", "BRL", "MXN")
@@ -189,7 +190,7 @@ _PER_STOP = (r"(?!(?:per|and|or|in|on|of|for|to|at|the|a|an|vs|with|from|by|is|w
              r"where|when|which|that|who|whose|if|as|than|under|over|after|before|into|through|"
              r"across|during|each|every|generally|only|including|excluding|plus|minus|less|"
              r"rather|instead|against|versus|it|its|this|these|those|so|but)\b)")
-PER_UNIT = re.compile(rf"\s?(?:/\s?|per\s+)((?:\d[\d,]*\s+)?[A-Za-z][A-Za-z-]*"
+PER_UNIT = re.compile(rf"\s?(?:/\s?|per\s+)((?:\d[\d,]*[\s-]+)?[A-Za-z][A-Za-z-]*"
                       rf"(?:\s+{_PER_STOP}[a-z][a-z-]*){{0,2}})"
                       r"(?:\s?(?:/\s?|per\s+)([A-Za-z]+))?", re.I)
 PERIODS = frozenset(("day", "week", "month", "year", "quarter", "hour", "night", "annum", "yr",
