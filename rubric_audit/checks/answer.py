@@ -292,11 +292,11 @@ def read_answer(written: str) -> Reading:
         label_names.append(names_in(before, first_word=True))
     starts = {q.start for q in found}
     struck = markup.struck(answer)
-    factors = {x for m in CONVERSION_FACTOR.finditer(answer) for x in m.span()}
+    factors = [m.span() for m in CONVERSION_FACTOR.finditer(answer)] if "=" in answer else []
     references = frozenset(i for i, q in enumerate(quantities)
                            if COMPARISON.search(answer, max(0, q.start - 40), q.start)
                            or OFFSET_FROM.search(answer, max(0, q.start - 60), q.start)
-                           or struck(q.start) or q.start in factors or q.end in factors)
+                           or struck(q.start) or any(a <= q.start < b for a, b in factors))
     return Reading(
         text=answer, quantities=tuple(quantities), segment_of=tuple(segment_of),
         segments=tuple(frozenset(content_tokens(p + " " + lab))
