@@ -906,7 +906,8 @@ CLASSES_AFTER_HOLDOUT13 = [
      "---|\n| Intensive | 148 |", "", "not_applicable"),
     # a conversion factor is no value of the subject
     ("States a dose of 2 mg", "The dose is 2 mg (1 mg = 1,000 µg).", "", "pass"),
-    ("States a volume of 1 gal", "It holds 12 litres (1 gal = 3.785 litres).", "", "fail"),
+    ("States a volume of 1 gal", "It holds 12 litres (1 gal = 3.785 litres).", "",
+     "not_applicable"),
 ]
 
 
