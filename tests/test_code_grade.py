@@ -904,6 +904,13 @@ CLASSES_AFTER_HOLDOUT13 = [
      "\n|---|---|\n| Desk | 750 |\n\nDesks are 750.", "", "not_applicable"),
     ("States a session fee of A$148 per hour", "| Program | Fee (A$ per 90-min session) |\n|---|"
      "---|\n| Intensive | 148 |", "", "not_applicable"),
+    # a rounding step in A$; a correction said as 'correcting to' or 'having re-checked'
+    ("States revenue per desk of A$530", "A$612,000 ÷ 1,148 = **A$533.10** per desk.",
+     "Revenue per desk, to the nearest A$10?", "pass"),
+    ("States a repeat rate of 42.6%", "Rate = 1,022 ÷ 2,493 = 41.0%.\n\nInitially I used the "
+     "wrong denominator; correcting to 2,399 customers: **42.6%**.", "", "pass"),
+    ("States a hit rate of 31.5%", "Hit rate = 63 ÷ 180 = 35.0%.\n\nHaving re-checked the log, "
+     "20 calls were duplicates, so on 200 calls the hit rate is 31.5%.", "", "pass"),
     # a conversion factor is no value of the subject
     ("States a dose of 2 mg", "The dose is 2 mg (1 mg = 1,000 µg).", "", "pass"),
     ("States a volume of 1 gal", "It holds 12 litres (1 gal = 3.785 litres).", "",
@@ -915,5 +922,6 @@ CLASSES_AFTER_HOLDOUT13 = [
 def test_classes_fixed_after_holdout13(criterion: str, answer: str, prompt: str,
                                        expected: str) -> None:
     """holdout13's: pence and rounding half up; recommendations and conclusions from the
-    prompt's values; a caption's unit; conversion factors."""
+    prompt's values; a caption's unit; conversion factors; rounding steps in A$; corrections
+    said in prose."""
     assert verdict(criterion, answer, prompt) == expected

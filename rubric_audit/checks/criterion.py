@@ -69,7 +69,7 @@ DECIMALS = re.compile(r"(?:\b(?:to|at|with|in|give|gives|giving|use|using|show|r
                       r"(?:it\s+|them\s+|the\s+\w+\s+)?)(\d|zero|one|two|three|four|five|six)\s+"
                       r"(?:decimal|d\.?p\b|dp\b)|\b(\d)\s*d\.?p\b", re.I)
 NEAREST = re.compile(
-    rf"nearest\s+(?:whole\s+)?(?P<sym>(?:[$€£¥]|\b(?:{'|'.join(CURRENCY_CODES)})\b)\s?)?"
+    rf"nearest\s+(?:whole\s+)?(?P<sym>(?:(?:US|A|C|NZ|HK|S)?[$€£¥₹]|\b(?:{'|'.join(CURRENCY_CODES)})\b)\s?)?"
     r"(?:(?P<num>\d[\d,]*(?:\.\d+)?|\.\d+)\s*"
     r"(?:(?P<unit>%|percent|percentage\s+points?|pp|bps?|basis\s+points?|k|m|bn|million|billion)"
     r"(?![A-Za-z]))?"  # "nearest 5 kg" is 5, not 5 thousand

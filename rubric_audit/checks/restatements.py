@@ -22,7 +22,8 @@ REVISION = NeedsWord(re.compile(
     r"\b\s*[:*,\-–—]|\bthe\s+(?:correct|right|true)\s+(?:figure|value|number|total|answer|amount)"
     r"\s+is\b|"
     r"\bon\s+reflection\b|\bwhich\s+I(?:'ll|\s+will)\s+use\b|;\s*I\s+(?:use|will\s+use|'ll\s+use)\b|"
-    r"\bhaving\s+(?:removed|corrected|de-?duplicated|stripped\s+out)\b",
+    r"\bhaving\s+(?:removed|corrected|de-?duplicated|stripped\s+out|re-?read|re-?checked|"
+    r"re-?counted|re-?run|excluded)\b|\bcorrect(?:ing|ed)\s+(?:this\s+|it\s+|that\s+)?to\b",
     re.I),
     ("correct", "revis", "update", "reflection", "check", "scratch", "mis", "error",
      "which", ";", "right", "true", "having"))
