@@ -911,6 +911,12 @@ CLASSES_AFTER_HOLDOUT13 = [
      "wrong denominator; correcting to 2,399 customers: **42.6%**.", "", "pass"),
     ("States a hit rate of 31.5%", "Hit rate = 63 ÷ 180 = 35.0%.\n\nHaving re-checked the log, "
      "20 calls were duplicates, so on 200 calls the hit rate is 31.5%.", "", "pass"),
+    # decide only when sure: a value only in a quoted or attributed sentence, beside one of the
+    # answer's own, makes the checker abstain
+    ("States a margin of 19.8%", '> Board pack: "The margin was 19.8%."\n\nRecalculated: '
+     "**20.7%**.", "", "not_applicable"),
+    ("States a payback of 4.1 years", "The draft paper quotes a payback of 4.1 years, but on net "
+     "cash it is not 4.1 years but 4.6 years.", "", "not_applicable"),
     # a conversion factor is no value of the subject
     ("States a dose of 2 mg", "The dose is 2 mg (1 mg = 1,000 µg).", "", "pass"),
     ("States a volume of 1 gal", "It holds 12 litres (1 gal = 3.785 litres).", "",

@@ -77,6 +77,9 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
     missing = [c for c in checks if c.outcome == "not_found"]
     if missing:
         return _missing(claim, reading, checks, missing, artifacts)
+    quoted = _quoted_doubt(reading, checks)
+    if quoted is not None:
+        return CodeVerdict(verdict="not_applicable", reason=quoted, checks=checks)
     failed = [c for c in checks if c.outcome == "fail"]
     if not failed and claim.qualitative:
         return CodeVerdict(verdict="not_applicable", reason=(
@@ -141,6 +144,36 @@ def _polar_check(claim: Claim, n: int, answer: str) -> TargetCheck:
                        note=f"the answer states {unsaid[0].text} but not whether it {word}, "
                             f"which {claim.targets[n].text} says")
     return check
+
+
+# A sentence the answer quotes or gives as another's claim: "> Board pack: "... 19.8%"", "The
+# draft board paper quotes a payback of 4.1 years"
+QUOTED = re.compile(r"\"[^\"\n]{1,300}\"|“[^”\n]{1,300}”|(?m:^[ \t]*>[^\n]*)|"
+                    r"\b(?:paper|pack|brochure|report|memo|deck|letter|vendor|seller|broker|board|"
+                    r"management|draft|press\s+release|website|prospectus|proposal)\s+"
+                    r"(?:quotes?|claims?|says?|states?|puts?|cites?|gives?)\b[^.!?\n]{0,160}", re.I)
+
+
+def _quoted_doubt(reading: Reading, checks: list[TargetCheck]) -> str | None:
+    """Why the checker abstains where every value deciding a target lies in a sentence the
+    answer quotes or attributes to another ("The draft board paper quotes a payback of 4.1
+    years, but ... 4.6 years") and the answer gives another value of the target's kind outside
+    it: whose figure speaks is not for numbers to say."""
+    if not any(c in reading.text for c in "\"“>") and not QUOTED.search(reading.text):
+        return None
+    spans = [m.span() for m in QUOTED.finditer(reading.text)]
+    for c in checks:
+        deciding = c.matched if c.outcome == "pass" else c.missed if c.outcome == "fail" else []
+        if not deciding or not all(any(a <= q.start < b for a, b in spans) for q in deciding):
+            continue
+        kind = reading.of_kind(c.target)[1]
+        own = next((q for i, (q, ok) in enumerate(zip(reading.quantities, kind, strict=True))
+                    if ok and i not in reading.references
+                    and not any(a <= q.start < b for a, b in spans)), None)
+        if own is not None:
+            return (f"the answer gives {deciding[0].text} only in a sentence it quotes or "
+                    f"attributes to another, and {own.text} of its own")
+    return None
 
 
 def _paid_the_other_way(payment: tuple[str, str], answer: str,
