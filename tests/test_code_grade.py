@@ -917,6 +917,11 @@ CLASSES_AFTER_HOLDOUT13 = [
      "**20.7%**.", "", "not_applicable"),
     ("States a payback of 4.1 years", "The draft paper quotes a payback of 4.1 years, but on net "
      "cash it is not 4.1 years but 4.6 years.", "", "not_applicable"),
+    # a value with a conclusion against a bar beside it: numbers check the value, not the verdict
+    ("States net leverage of 5.8x, breaching the 5.5x covenant", "Leverage = **5.8x**; that is "
+     "within the covenant on an annualised basis.", "", "not_applicable"),
+    ("States interest cover of 2.05x, below the 2.25x covenant", "Cover = **2.05x**, which clears "
+     "the covenant on a pro-forma basis.", "", "not_applicable"),
     # a conversion factor is no value of the subject
     ("States a dose of 2 mg", "The dose is 2 mg (1 mg = 1,000 µg).", "", "pass"),
     ("States a volume of 1 gal", "It holds 12 litres (1 gal = 3.785 litres).", "",

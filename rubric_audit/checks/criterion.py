@@ -117,7 +117,11 @@ QUALITATIVE_PART = re.compile(
     r"smallest|fastest|slowest|longest|shortest|best|worst|first|only|top|most|least)\b|"
     r"\band\s+(?:attributes?|explains?|identifies|notes?|recommends?|names?|describes?|cites?|"
     r"links?|ties?|traces?|justifies|assesses)\b|\b(?:attribut(?:es|ing)|because|due\s+to|driven\s+by|"
-    r"owing\s+to|as\s+a\s+result\s+of|caused\s+by)\b", re.I)
+    r"owing\s+to|as\s+a\s+result\s+of|caused\s+by)\b|"
+    r",\s*(?:breaching|breaking|exceeding|missing|meeting|satisfying|beating|clearing)\s+the\b|"
+    r",\s*(?:below|above|under|over|inside|outside)\s+the\s+\S+\s+(?:\w+\s+)?(?:covenant|limit|"
+    r"threshold|cap|minimum|maximum|hurdle|floor|ceiling|trigger)\b",
+    re.I)  # "5.8x, breaching the 5.5x covenant": a conclusion beside the value
 PROMPT_CHOICE = re.compile(r"\b(?:is|are|was|were|should|does|do|did|will|would|can|could)\b"
                            r"[^?\n]{0,120}?\b([a-z]+)\s+or\s+(?:an?\s+|the\s+)?([a-z]+)\b"
                            r"[^?\n]{0,80}\?", re.I)
