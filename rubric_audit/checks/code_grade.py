@@ -11,6 +11,7 @@ the deliverable is a file, the checker abstains and says so.
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -159,9 +160,9 @@ def _quoted_doubt(reading: Reading, checks: list[TargetCheck]) -> str | None:
     answer quotes or attributes to another ("The draft board paper quotes a payback of 4.1
     years, but ... 4.6 years") and the answer gives another value of the target's kind outside
     it: whose figure speaks is not for numbers to say."""
-    if not any(c in reading.text for c in "\"“>") and not QUOTED.search(reading.text):
+    spans = _quoted_spans(reading.text)
+    if not spans:
         return None
-    spans = [m.span() for m in QUOTED.finditer(reading.text)]
     for c in checks:
         deciding = c.matched if c.outcome == "pass" else c.missed if c.outcome == "fail" else []
         if not deciding or not all(any(a <= q.start < b for a, b in spans) for q in deciding):
@@ -174,6 +175,12 @@ def _quoted_doubt(reading: Reading, checks: list[TargetCheck]) -> str | None:
             return (f"the answer gives {deciding[0].text} only in a sentence it quotes or "
                     f"attributes to another, and {own.text} of its own")
     return None
+
+
+@functools.lru_cache(maxsize=1024)
+def _quoted_spans(answer: str) -> tuple[tuple[int, int], ...]:
+    """Where the answer quotes or attributes (`QUOTED`), read once per answer."""
+    return tuple(m.span() for m in QUOTED.finditer(answer))
 
 
 def _paid_the_other_way(payment: tuple[str, str], answer: str,
