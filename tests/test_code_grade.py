@@ -936,3 +936,42 @@ def test_classes_fixed_after_holdout13(criterion: str, answer: str, prompt: str,
     prompt's values; a caption's unit; conversion factors; rounding steps in A$; corrections
     said in prose."""
     assert verdict(criterion, answer, prompt) == expected
+
+
+# The tuned cases' classes the last round left open (#25): each general to its class.
+CLASSES_OF_ROUND3_TUNED_CASES = [
+    # a number in words (or nil, none) stated as the value its sentence or line ends on
+    ("States that 12 vessels remain in service",
+     "The register lists 14 vessels.\n\nHaving re-checked the register, two were sold in May, "
+     "so the number in service is twelve.", "", "pass"),
+    ("States that 12 vessels remain in service", "The number of vessels in service is eleven.", "",
+     "fail"),
+    ("States 3 safety incidents in Q4",
+     "**Safety incidents**\n\n- Q3: 3 incidents (all minor)\n- Q4: nil", "", "not_applicable"),
+    ("States 0 safety incidents in Q4", "Safety incidents in Q4: none.", "", "pass"),
+    # a line label's "per X" says what the line's result is per (not its working values)
+    ("States a maintenance cost per vehicle of $4,000",
+     "- Maintenance cost per depot: $96,000 ÷ 24 = $4,000\n- Maintenance cost per vehicle: "
+     "$96,000 ÷ 120 = $800", "", "not_applicable"),
+    ("States a maintenance cost per depot of $4,000",
+     "- Maintenance cost per depot: $96,000 ÷ 24 = $4,000", "", "pass"),
+    ("States a total maintenance cost of $96,000",
+     "- Maintenance cost per depot: $96,000 ÷ 24 = $4,000", "", "pass"),
+    ("States a daily hire rate of $2.10", "Chassis per diem: $2.10 (3-year term).", "", "pass"),
+    # a rounding said in the sentence after the value it rounds is the answer's final figure
+    ("States 73,000 passengers in 2024", "Passengers carried, 2024: 72,640.\n\nRounded to the "
+     "nearest thousand: **72,000 passengers**.", "Round to the nearest thousand.", "fail"),
+    ("States 73,000 passengers in 2024", "Passengers carried, 2024: 72,640.\n\nRounded to the "
+     "nearest thousand: **73,000 passengers**.", "Round to the nearest thousand.", "pass"),
+    ("States 72,640 passengers in 2024", "Passengers carried, 2024: 72,640.\n\nRounded to the "
+     "nearest thousand: **72,000 passengers**.", "", "pass"),
+]
+
+
+@pytest.mark.parametrize(("criterion", "answer", "prompt", "expected"),
+                         CLASSES_OF_ROUND3_TUNED_CASES)
+def test_classes_of_round3_tuned_cases(criterion: str, answer: str, prompt: str,
+                                       expected: str) -> None:
+    """Number words and nil stated as a value; a label's 'per X'; a rounding in the next
+    sentence."""
+    assert verdict(criterion, answer, prompt) == expected

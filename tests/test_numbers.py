@@ -278,6 +278,25 @@ def test_fractions_in_words_count_nothing_and_an_amount_in_words_is_money() -> N
     assert one("ninety thousand six hundred dollars ($90.6k)").value == 90_600  # no negative
 
 
+@pytest.mark.parametrize(("text", "values"), [
+    ("so the number still open is seven.", [7.0]),
+    ("The count was thirty-two\nNext line", [32.0]),
+    ("- Q4: nil", [0.0]),
+    ("Claims outstanding: none.", [0.0]),
+    ("The total comes to two hundred and five. Done", [205.0]),
+    ("None of the sites is open", []),  # no copula or label before it
+    ("The answer is seven days", []),  # what it counts follows: a count in words
+    ("is seven of the twelve sites", []),  # the sentence runs on
+])
+def test_a_number_in_words_stated_as_a_sentence_s_value(text: str, values: list[float]) -> None:
+    """A number word, nil or none that a copula or a label states as the value its sentence or
+    line ends on is read; one that counts what follows it, or that the sentence runs past, is
+    not (that is `find_word_numbers`' or nothing)."""
+    from rubric_audit.checks.numbers import find_stated_word_numbers
+
+    assert [q.value for q in find_stated_word_numbers(text)] == values
+
+
 def test_calendar_durations_convert_among_themselves_and_never_into_weeks() -> None:
     from rubric_audit.checks.numbers import duration_ratio, value_in_terms_of
 

@@ -15,6 +15,7 @@ import bisect
 import functools
 import itertools
 import re
+from collections.abc import Callable
 from dataclasses import dataclass, replace
 
 from rubric_audit.checks import asides, markup, restatements, units
@@ -31,6 +32,7 @@ from rubric_audit.checks.numbers import (
     find_compact_durations,
     find_quantities,
     find_ranges,
+    find_stated_word_numbers,
     find_word_numbers,
     is_spread,
     join_durations,
@@ -188,7 +190,8 @@ class Reading:
     refusal: bool
     saved_file: bool
     revised_at: int  # where the answer's last self-correction starts ("Correction: ..."), or -1
-    roundings: tuple[tuple[int, int], ...]  # (a working value, the answer's own rounding of it)
+    roundings: tuple[tuple[int, int, float], ...]  # (a working value, the answer's own
+    # rounding of it, the rounding's step)
     conversions: tuple[tuple[int, int], ...]  # (a working value, its restatement in another unit)
     windows: frozenset[int]  # values that say within what another is measured ("within 5 m")
 
@@ -267,12 +270,16 @@ def read_answer(written: str) -> Reading:
     label_of_piece = [line_labels.get(line_of(a), "") for a in bounds[:-1]]
     compact = find_compact_durations(answer)
     spans = [(q.start, q.end) for q in compact]
+    words = find_word_numbers(answer)
+    counted = {q.start for q in words}
     found = join_durations(answer, sorted(
         [*(q for q in find_quantities(answer) if not any(a <= q.start < b for a, b in spans)),
-         *find_word_numbers(answer), *compact, *find_clock_durations(answer)],
+         *words, *(q for q in find_stated_word_numbers(answer) if q.start not in counted),
+         *compact, *find_clock_durations(answer)],
         key=lambda q: q.start))
     quantities, headers = _clock_durations(*_implied_units(answer, found))
     quantities = _noted_per(answer, quantities)
+    quantities = _label_per(answer, quantities, line_labels, line_of)
     quantities = _restated_measures(quantities)
     segment_of = [bisect.bisect_right(bounds, q.start) - 1 for q in quantities]
     labels, label_names = [], []
@@ -686,6 +693,39 @@ def _noted_per(answer: str, quantities: list[Quantity]) -> list[Quantity]:
     per = per_of(" per " + note.group(1))
     return [replace(q, per=per) if q.start > note.end() and q.dimension == "currency"
             and not q.per else q for q in quantities]
+
+
+LABEL_PER = re.compile(r"\bper\s", re.I)
+RESULT_MARK = re.compile(r"=|→|->")
+
+
+def _label_per(answer: str, quantities: list[Quantity], line_labels: dict[int, str],
+               line_of: Callable[[int], int]) -> list[Quantity]:
+    """The value a line's label gives per something ("Fee income per branch: $3.6m ÷ 24 =
+    $150,000", "Cost per reportable result: $9.12 (total $38.4m ...)") is per that, unless it
+    says what it is per itself: the line's result (the value after its last '='), else its
+    first value; the working values beside it are not."""
+    out = list(quantities)
+    done: set[int] = set()
+    for i, q in enumerate(quantities):
+        line = line_of(q.start)
+        label = line_labels.get(line, "")
+        if line in done or "per" not in label.lower() or not (said := LABEL_PER.search(label)):
+            continue
+        done.add(line)
+        end = answer.find("\n", line)
+        end = len(answer) if end < 0 else end
+        marks = list(RESULT_MARK.finditer(answer, line + len(label), end))
+        after = marks[-1].end() if marks else line + len(label)
+        j = next((k for k in range(i, len(quantities)) if quantities[k].start >= after), None)
+        if j is None or quantities[j].start >= end:
+            continue
+        result = quantities[j]
+        per = per_of(" " + label[said.start():].rstrip(":").strip())
+        if per and not result.per and (result.dimension == "currency" or (
+                result.dimension == "plain" and not (result.noun or result.measure))):
+            out[j] = replace(result, per=per)
+    return out
 
 
 def _restated_measures(quantities: list[Quantity]) -> list[Quantity]:

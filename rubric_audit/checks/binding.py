@@ -389,9 +389,9 @@ def _final_figures(reading: Reading, candidates: list[int], target: Quantity,
     restatement rightly rounds the working value, the two are one value at two precisions, and
     the one that meets the target speaks ("3,836.7 g (≈ 3.8 kg)" for 3.84 kg)."""
     dropped = set()
-    for working, rounded in reading.roundings:
+    for working, rounded, step in reading.roundings:
         if working in candidates and rounded in candidates:
-            coarse = tolerance.high - tolerance.low >= reading.quantities[rounded].step * 0.999
+            coarse = tolerance.high - tolerance.low >= step * 0.999
             dropped.add(working if coarse else rounded)
     for working, final in reading.conversions:
         if working in candidates and final in candidates:

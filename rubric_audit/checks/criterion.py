@@ -31,13 +31,14 @@ from rubric_audit.checks.answer import (
 )
 from rubric_audit.checks.asides import BAR_AFTER, BAR_BEFORE, HYPOTHETICAL, counterfactual
 from rubric_audit.checks.numbers import (
-    CURRENCY_CODES,
+    NEAREST,
     SCALES,
     Quantity,
     comparable,
     find_quantities,
     find_ranges,
     find_word_numbers,
+    nearest_step,
     per_of,
     value_in_terms_of,
     windows_in,
@@ -68,18 +69,6 @@ COPULA = re.compile(r"\b(?:is|are|was|were|equals|to\s+be)\b|=", re.I)
 DECIMALS = re.compile(r"(?:\b(?:to|at|with|in|give|gives|giving|use|using|show|report|state)\s+"
                       r"(?:it\s+|them\s+|the\s+\w+\s+)?)(\d|zero|one|two|three|four|five|six)\s+"
                       r"(?:decimal|d\.?p\b|dp\b)|\b(\d)\s*d\.?p\b", re.I)
-NEAREST = re.compile(
-    rf"nearest\s+(?:whole\s+)?(?P<sym>(?:(?:US|A|C|NZ|HK|S)?[$€£¥₹]|\b(?:{'|'.join(CURRENCY_CODES)})\b)\s?)?"
-    r"(?:(?P<num>\d[\d,]*(?:\.\d+)?|\.\d+)\s*"
-    r"(?:(?P<unit>%|percent|percentage\s+points?|pp|bps?|basis\s+points?|k|m|bn|million|billion)"
-    r"(?![A-Za-z]))?"  # "nearest 5 kg" is 5, not 5 thousand
-    r"|(?P<word>cent|penny|whole\s+number|integer|dollar|euro|pound|unit|hundred|thousand|"
-    r"million|billion"
-    r"|percentage\s+point|percent|tenth|hundredth|ten\b|basis\s+point|bp))", re.I)
-NEAREST_STEP = {"cent": 0.01, "penny": 0.01, "whole number": 1.0, "integer": 1.0, "dollar": 1.0,
-                "euro": 1.0, "pound": 1.0, "unit": 1.0, "hundred": 100.0, "thousand": 1e3, "million": 1e6,
-                "billion": 1e9, "percent": 1.0, "percentage point": 1.0, "tenth": 0.1, "ten": 10.0,
-                "hundredth": 0.01, "basis point": 0.01, "bp": 0.01}
 ROUNDING_SENTENCE = re.compile(r"within|±|\+/-|accept|round|decimal|nearest|\bd\.?p\b|tolerance",
                                re.I)
 IN_SCALE = re.compile(r"\bin\s+(?:[$€£¥]\s?|(?:USD|EUR|GBP|NOK|SEK|CHF)\s?)?"
@@ -318,30 +307,13 @@ def _rounding_tolerance(text: str, target: Quantity) -> Tolerance | None:
                          basis=f"rounded to {places_text}", rounds=True)
     nearest = NEAREST.search(text)
     if nearest:
-        step, digit = _nearest_step(nearest)
+        step, digit = nearest_step(nearest)
         half = 0.5 * step
         power_of_ten = step <= 0 or abs(step / 10.0 ** math.floor(math.log10(step)) - 1) < 1e-9
         return Tolerance(low=target.value - half, high=target.value + half,
                          basis=f"rounded to nearest {nearest.group(0)[8:].strip()}",
                          grid=0.0 if power_of_ten else step, grid_digit=digit, rounds=True)
     return None
-
-
-def _nearest_step(match: re.Match[str]) -> tuple[float, float]:
-    """The rounding step of a "nearest ..." instruction, in base units, and its last written
-    digit ("nearest €0.05": 0.05 and 0.01; "nearest 5 bps": 0.05 and 0.01 percent)."""
-    if match.group("word"):
-        step = NEAREST_STEP[re.sub(r"\s+", " ", match.group("word").lower())]
-        return step, step
-    written = match.group("num").replace(",", "")
-    number = float(written)
-    unit = (match.group("unit") or "").lower()
-    if unit.startswith("b"):
-        factor = 0.01 if unit in ("bp", "bps") or unit.startswith("basis") else 1e9
-    else:
-        factor = SCALES.get(unit, 1.0)  # %, pp and points are 1
-    decimals = len(written.split(".")[1]) if "." in written else 0
-    return number * factor, 10.0 ** -decimals * factor
 
 
 def tolerance_for(target: Quantity, criterion_tolerance: str, prompt: str) -> Tolerance:

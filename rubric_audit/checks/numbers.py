@@ -462,7 +462,7 @@ def per_of(after: str) -> str | None:
 # a period written short: "USD/hr" is per hour, "per annum" per year
 PER_SPELLING = {"hr": "hour", "hrs": "hour", "h": "hour", "min": "minute", "mins": "minute",
                 "wk": "week", "wks": "week", "mo": "month", "yr": "year", "yrs": "year",
-                "annum": "year", "pa": "year"}
+                "annum": "year", "pa": "year", "diem": "day"}
 
 
 def _in_table_cell(before: str) -> bool:
@@ -764,6 +764,61 @@ def find_word_numbers(text: str) -> list[Quantity]:
                 text=m.group(0).strip().rstrip("-"), start=m.start(), end=m.end(), noun=noun,
                 measure=None if money else _measure(after), head=head))
     return out
+
+
+# "the number still open is seven.", "H2 2024: nil", "Late filings: none": a number in words
+# (or nil, none) that a copula or a label's colon states, ending its sentence or line
+STATED_WORD = re.compile(
+    rf"(?:\b(?:is|are|was|were|equals|totals?|totalled|totaled|comes\s+to|stands\s+at)|:)"
+    rf"[ \t]+[*_]{{0,2}}({_BELOW_THOUSAND}(?:\s+(?:thousand|million|billion)(?:,?\s+(?:and\s+)?"
+    rf"{_BELOW_THOUSAND})?)*|nil|none)[*_]{{0,2}}[ \t]*(?=[.!?]?[ \t]*(?:\n|$)|[.!?][ \t])", re.I)
+NIL_WORDS = frozenset(("nil", "none"))
+
+
+def find_stated_word_numbers(text: str) -> list[Quantity]:
+    """Values written in words with nothing they count after them, where a copula or a label
+    states them as the value its sentence or line ends on ("the number still open is seven.",
+    "H2 2024: nil"): plain numbers, what they count said by their subject."""
+    out = []
+    for m in STATED_WORD.finditer(text):
+        word = m.group(1)
+        read = (0.0, 1.0) if word.lower() in NIL_WORDS else _words_value(word)
+        if read is not None:
+            out.append(Quantity(value=read[0], dimension="plain", currency=None, scale=read[1],
+                                decimals=0, text=word, start=m.start(1), end=m.end(1)))
+    return out
+
+
+# a rounding step said in words: "nearest thousand", "nearest €0.05", "nearest 5 bps"
+NEAREST = re.compile(
+    rf"nearest\s+(?:whole\s+)?(?P<sym>(?:(?:US|A|C|NZ|HK|S)?[$€£¥₹]|\b(?:{'|'.join(CURRENCY_CODES)})\b)\s?)?"
+    r"(?:(?P<num>\d[\d,]*(?:\.\d+)?|\.\d+)\s*"
+    r"(?:(?P<unit>%|percent|percentage\s+points?|pp|bps?|basis\s+points?|k|m|bn|million|billion)"
+    r"(?![A-Za-z]))?"  # "nearest 5 kg" is 5, not 5 thousand
+    r"|(?P<word>cent|penny|whole\s+number|integer|dollar|euro|pound|unit|hundred|thousand|"
+    r"million|billion"
+    r"|percentage\s+point|percent|tenth|hundredth|ten\b|basis\s+point|bp))", re.I)
+NEAREST_STEP = {"cent": 0.01, "penny": 0.01, "whole number": 1.0, "integer": 1.0, "dollar": 1.0,
+                "euro": 1.0, "pound": 1.0, "unit": 1.0, "hundred": 100.0, "thousand": 1e3, "million": 1e6,
+                "billion": 1e9, "percent": 1.0, "percentage point": 1.0, "tenth": 0.1, "ten": 10.0,
+                "hundredth": 0.01, "basis point": 0.01, "bp": 0.01}
+
+
+def nearest_step(match: re.Match[str]) -> tuple[float, float]:
+    """The rounding step of a "nearest ..." instruction, in base units, and its last written
+    digit ("nearest €0.05": 0.05 and 0.01; "nearest 5 bps": 0.05 and 0.01 percent)."""
+    if match.group("word"):
+        step = NEAREST_STEP[re.sub(r"\s+", " ", match.group("word").lower())]
+        return step, step
+    written = match.group("num").replace(",", "")
+    number = float(written)
+    unit = (match.group("unit") or "").lower()
+    if unit.startswith("b"):
+        factor = 0.01 if unit in ("bp", "bps") or unit.startswith("basis") else 1e9
+    else:
+        factor = SCALES.get(unit, 1.0)  # %, pp and points are 1
+    decimals = len(written.split(".")[1]) if "." in written else 0
+    return number * factor, 10.0 ** -decimals * factor
 
 
 COMPACT_DURATION = re.compile(r"(?<![\w.,:])(\d{1,3}(?:\.\d+)?)\s?h(?:\s?(\d{1,2})\s?m(?:in)?)?\b")

@@ -14,7 +14,7 @@ import itertools
 import re
 from collections import deque
 
-from rubric_audit.checks.numbers import NeedsWord, Quantity, is_duration
+from rubric_audit.checks.numbers import NEAREST, NeedsWord, Quantity, is_duration, nearest_step
 
 REVISION = NeedsWord(re.compile(
     r"\b(?:correction|corrected|correcting|revised|revision|update[ds]?|on\s+reflection|"
@@ -52,25 +52,36 @@ BRACKETED = re.compile(r"\s*\(\s*")
 BRACKET_END = re.compile(r"\s*\)")
 
 
-def roundings(answer: str, quantities: list[Quantity]) -> tuple[tuple[int, int], ...]:
-    """(working, rounded) where one value restates the other rounded: after it, as the answer's
-    own final figure ("14.6 days, i.e. **14 days** to the nearest whole day", "A$67.55 →
-    A$67"), or either in brackets right after the other, one value at two precisions ("$1.47
-    million ($1,468,800)"). The rounding is coarser than the working value and within one of
-    its own steps of it (a truncation too)."""
+# "48,760.\n\nRounded to the nearest thousand: 48,000": a sentence or line that opens by
+# rounding, right after the value it rounds
+ROUNDED_NEXT = re.compile(r"\s*[.!?]?(?:[ \t]*\n\s*|[ \t]+)[*_#>\-\s]*(?:[A-Za-z][\w ,'-]{0,30}?\s)?"
+                          r"round(?:ed|ing)\b[^.!?;|\d\n]{0,50}", re.I)
+
+
+def roundings(answer: str, quantities: list[Quantity]) -> tuple[tuple[int, int, float], ...]:
+    """(working, rounded, the rounding's step) where one value restates the other rounded:
+    after it, as the answer's own final figure ("14.6 days, i.e. **14 days** to the nearest
+    whole day", "A$67.55 → A$67", "48,760.\n\nRounded to the nearest thousand: 48,000"), or
+    either in brackets right after the other, one value at two precisions ("$1.47 million
+    ($1,468,800)"). The step is the rounded value's last digit or the step the gap says
+    ("nearest thousand"); the rounding is coarser than the working value and within one step of
+    it (a truncation too)."""
     out = []
     for i, (first, second) in enumerate(itertools.pairwise(quantities)):
         gap = re.sub(r"\bi\.\s?e\.", "ie", answer[first.end:second.start])
         if BRACKETED.fullmatch(gap) and BRACKET_END.match(answer, second.end):
             pair = (i, i + 1) if second.step > first.step else (i + 1, i)
-        elif ROUNDED_GAP.fullmatch(gap) and "\n\n" not in gap and ROUNDING_WORD.search(gap):
+        elif (ROUNDED_GAP.fullmatch(gap) and "\n\n" not in gap and ROUNDING_WORD.search(gap)) \
+                or ROUNDED_NEXT.fullmatch(gap):
             pair = (i, i + 1)
         else:
             continue
         working, rounded = quantities[pair[0]], quantities[pair[1]]
-        if (rounded.step > working.step and working.compatible(rounded)
-                and abs(working.value - rounded.value) < rounded.step):
-            out.append(pair)
+        said = NEAREST.search(gap)
+        step = max(rounded.step, nearest_step(said)[0] if said else 0.0)
+        if (step > working.step and working.compatible(rounded)
+                and abs(working.value - rounded.value) < step):
+            out.append((*pair, step))
     return tuple(out)
 
 
