@@ -975,3 +975,19 @@ def test_classes_of_round3_tuned_cases(criterion: str, answer: str, prompt: str,
     """Number words and nil stated as a value; a label's 'per X'; a rounding in the next
     sentence."""
     assert verdict(criterion, answer, prompt) == expected
+
+
+@pytest.mark.parametrize(("criterion", "answer", "named"), [
+    ("States net leverage of 5.8x, breaching the 5.5x covenant", "Leverage = **5.8x**.",
+     "a verdict against a bar"),
+    ("States a margin of 12.5% because of lower freight costs", "Margin = 12.5%.",
+     "a cause or reason"),
+    ("States a payback of 4.1 years", "The draft paper quotes a payback of 4.1 years, but on net "
+     "cash it is 4.6 years.", "quotes or attributes to another"),
+])
+def test_the_preconditions_abstain_with_a_named_reason(criterion: str, answer: str,
+                                                       named: str) -> None:
+    """Decide only when sure: a verdict against a bar, a cause, and a value only in a quoted or
+    attributed sentence each leave the checker abstaining, and the reason says which."""
+    graded = grade_numeric(criterion, answer)
+    assert graded.verdict == "not_applicable" and named in graded.reason

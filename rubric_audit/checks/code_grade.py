@@ -84,8 +84,9 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
     failed = [c for c in checks if c.outcome == "fail"]
     if not failed and claim.qualitative:
         return CodeVerdict(verdict="not_applicable", reason=(
-            "the values meet the criterion, which also asks for a cause or reason numbers cannot "
-            "check: " + "; ".join(f"{c.matched[0].text} meets {c.target.text}" for c in checks)),
+            f"the values meet the criterion, which also asks for {claim.qualitative}, which "
+            "numbers cannot check: "
+            + "; ".join(f"{c.matched[0].text} meets {c.target.text}" for c in checks)),
             checks=checks)
     if not failed and claim.payment:
         paid = _paid_the_other_way(claim.payment, reading.text, checks)

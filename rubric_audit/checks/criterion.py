@@ -106,11 +106,13 @@ QUALITATIVE_PART = re.compile(
     r"smallest|fastest|slowest|longest|shortest|best|worst|first|only|top|most|least)\b|"
     r"\band\s+(?:attributes?|explains?|identifies|notes?|recommends?|names?|describes?|cites?|"
     r"links?|ties?|traces?|justifies|assesses)\b|\b(?:attribut(?:es|ing)|because|due\s+to|driven\s+by|"
-    r"owing\s+to|as\s+a\s+result\s+of|caused\s+by)\b|"
+    r"owing\s+to|as\s+a\s+result\s+of|caused\s+by)\b", re.I)
+# "5.8x, breaching the 5.5x covenant", "2.05x, below the 2.25x covenant": a verdict against a bar
+# beside the value, which numbers do not check (the answer may weigh the bar otherwise)
+BAR_VERDICT = re.compile(
     r",\s*(?:breaching|breaking|exceeding|missing|meeting|satisfying|beating|clearing)\s+the\b|"
     r",\s*(?:below|above|under|over|inside|outside)\s+the\s+\S+\s+(?:\w+\s+)?(?:covenant|limit|"
-    r"threshold|cap|minimum|maximum|hurdle|floor|ceiling|trigger)\b",
-    re.I)  # "5.8x, breaching the 5.5x covenant": a conclusion beside the value
+    r"threshold|cap|minimum|maximum|hurdle|floor|ceiling|trigger)\b", re.I)
 PROMPT_CHOICE = re.compile(r"\b(?:is|are|was|were|should|does|do|did|will|would|can|could)\b"
                            r"[^?\n]{0,120}?\b([a-z]+)\s+or\s+(?:an?\s+|the\s+)?([a-z]+)\b"
                            r"[^?\n]{0,80}\?", re.I)
@@ -364,7 +366,8 @@ class Claim:
     roles: tuple[Role, ...]  # per target: a level, a change ("falls by X") or compared ("from X")
     polarities: tuple[Polarity | None, ...]  # per target: the direction its words state
     valences: tuple[Valence | None, ...]  # per target: favourable or adverse, where said
-    qualitative: bool  # the criterion also asks for a cause or a reason ("and attributes it to")
+    qualitative: str | None  # what else the criterion asks for that numbers cannot check: a
+    # cause or reason ("and attributes it to"), a verdict against a bar (", breaching the ...")
     windows: tuple[Quantity, ...]  # within what its values are measured ("within 5 m of HRWL")
     payment: tuple[str, str] | None  # who owes whom: (payer, payee), "the promoter owes the venue"
 
@@ -462,7 +465,8 @@ def read_claim(criterion: str, prompt: str) -> Claim:
         not_numeric=not_numeric_reason(body, prompt) or _premise_conclusion(body, prompt),
         file_deliverable=bool(FILE_DELIVERABLE.search(prompt)) and not REPLY_HERE.search(prompt),
         limit=bool(LIMIT_WORDS.search(body)),
-        qualitative=bool(QUALITATIVE_PART.search(body)),
+        qualitative="a cause or reason" if QUALITATIVE_PART.search(body)
+        else "a verdict against a bar" if BAR_VERDICT.search(body) else None,
         windows=tuple(w for w in _windows(body, find_quantities(body)) if w not in targets),
         payment=next(iter(payments(body)), None),
         roles=roles, polarities=tuple(_polarity(body, t, r) for t, r in zip(targets, roles,
