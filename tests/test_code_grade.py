@@ -991,3 +991,35 @@ def test_the_preconditions_abstain_with_a_named_reason(criterion: str, answer: s
     attributed sentence each leave the checker abstaining, and the reason says which."""
     graded = grade_numeric(criterion, answer)
     assert graded.verdict == "not_applicable" and named in graded.reason
+
+
+# holdout14's classes (#25, round 4): each general to its class.
+CLASSES_AFTER_HOLDOUT14 = [
+    # a variance cell's A or F flag is the value's side; its brackets then mark no direction
+    ("States that March fuel costs were $3,120 over budget (adverse)",
+     "| Line | Budget | Actual | Variance |\n|---|---|---|---|\n| Fuel | $40,000 | $43,120 | "
+     "($3,120) A |", "", "pass"),
+    ("States an adverse March fuel-cost variance of $3,120",
+     "| Line | Budget | Actual | Variance |\n|---|---|---|---|\n| Fuel | $46,000 | $42,880 | "
+     "$3,120 F |", "", "fail"),
+    ("States that March fuel costs were $3,120 over budget",
+     "| Line | Budget | Actual | Variance |\n|---|---|---|---|\n| Fuel | $40,000 | $43,120 | "
+     "($3,120) A |", "", "not_applicable"),
+    # a count within a window: another count said within it, beside the target said outside
+    # it, leaves the checker abstaining; the target said within it beside a far total passes
+    ("States that 88 claims were settled within 10 working days",
+     "Of 140 claims, 52 were settled within 10 working days; 88 took longer.", "",
+     "not_applicable"),
+    ("States that 31 vans were serviced within the first fortnight",
+     "All **31** vans are serviced. Within the first fortnight only 19 were done.", "",
+     "not_applicable"),
+    ("States that 640 members renewed within the grace period",
+     "**640 members** (12.1% of the 5,290 lapsed) renewed within the grace period.", "", "pass"),
+]
+
+
+@pytest.mark.parametrize(("criterion", "answer", "prompt", "expected"), CLASSES_AFTER_HOLDOUT14)
+def test_classes_fixed_after_holdout14(criterion: str, answer: str, prompt: str,
+                                       expected: str) -> None:
+    """holdout14's: a variance's A/F flag; a count within a window."""
+    assert verdict(criterion, answer, prompt) == expected

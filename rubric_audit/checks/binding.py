@@ -294,7 +294,11 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
         shared = len(subject & reading.labels[i])
         alone = sum(_strictly_same_unit(reading.quantities[j], target) for j in candidates) == 1 \
             and not any(_near(reading.quantities[j], target, tolerance) for j in candidates)
-        plainly = bool(named) or windowed or (shared >= 2 and shared >= 0.6 * len(subject)) \
+        # said within the criterion's window binds it, unless a value near the target is too
+        windowed_alone = windowed and not any(_near(reading.quantities[j], target, tolerance)
+                                              for j in candidates)
+        plainly = bool(named) or windowed_alone \
+            or (shared >= 2 and shared >= 0.6 * len(subject)) \
             or (shared >= 1 and alone)  # the answer's only value in this unit, said of it
         if plainly and _strictly_same_unit(q, target) and _same_order(q, target):
             return TargetCheck(target=target, tolerance=tolerance, matched=[], missed=[q], hedged=False,

@@ -12,6 +12,7 @@ the deliverable is a file, the checker abstains and says so.
 from __future__ import annotations
 
 import functools
+import itertools
 import re
 from dataclasses import dataclass, replace
 from typing import Literal
@@ -19,8 +20,8 @@ from typing import Literal
 from rubric_audit.checks.answer import Reading, read_answer
 from rubric_audit.checks.binding import TargetCheck, check_target
 from rubric_audit.checks.criterion import Claim, read_claim
-from rubric_audit.checks.numbers import MAX_READ_CHARS, unread
-from rubric_audit.checks.polarity import meets, payments, valence
+from rubric_audit.checks.numbers import MAX_READ_CHARS, Quantity, unread
+from rubric_audit.checks.polarity import Polarity, meets, payments, valence, variance_flag
 from rubric_audit.core.model import CODE_GRADER, Attempt, CriterionGrade, Task
 
 UNREAD_NUMBERS = re.compile(r"\d+(?:[.,]\d+){2,}")  # "21.1,8650" in a CSV row, "€1.250.500"
@@ -78,9 +79,9 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
     missing = [c for c in checks if c.outcome == "not_found"]
     if missing:
         return _missing(claim, reading, checks, missing, artifacts)
-    quoted = _quoted_doubt(reading, checks)
-    if quoted is not None:
-        return CodeVerdict(verdict="not_applicable", reason=quoted, checks=checks)
+    doubt = _quoted_doubt(reading, checks) or _window_doubt(criterion, reading, checks)
+    if doubt is not None:
+        return CodeVerdict(verdict="not_applicable", reason=doubt, checks=checks)
     failed = [c for c in checks if c.outcome == "fail"]
     if not failed and claim.qualitative:
         return CodeVerdict(verdict="not_applicable", reason=(
@@ -135,7 +136,8 @@ def _polar_check(claim: Claim, n: int, answer: str) -> TargetCheck:
     if check.outcome != "pass":
         return check
     headers = dict(zip(map(id, reading.quantities), reading.headers, strict=True))
-    ways = [(q, meets(polarity, q, reading.text, headers.get(id(q), ""))) for q in check.matched]
+    ways = [(q, _way(claim, n, polarity, q, reading.text, headers.get(id(q), "")))
+            for q in check.matched]
     against = [q for q, way in ways if way is False]
     if against:
         return replace(check, matched=[], missed=against, outcome="fail")
@@ -146,6 +148,18 @@ def _polar_check(claim: Claim, n: int, answer: str) -> TargetCheck:
                        note=f"the answer states {unsaid[0].text} but not whether it {word}, "
                             f"which {claim.targets[n].text} says")
     return check
+
+
+def _way(claim: Claim, n: int, polarity: Polarity, q: Quantity, answer: str,
+         header: str) -> bool | None:
+    """Whether the answer's value goes the criterion's way (`polarity.meets`), except a value a
+    variance table flags A or F ("(£4,380) A"): its brackets mark the adverse side, not a
+    direction, so the flag decides against a criterion that names its side ("over budget
+    (adverse)") and nothing where the criterion names none."""
+    flag = variance_flag(answer, q)
+    if flag is None:
+        return meets(polarity, q, answer, header)
+    return None if claim.valences[n] is None else flag == claim.valences[n]
 
 
 # A sentence the answer quotes or gives as another's claim: "> Board pack: "... 19.8%"", "The
@@ -176,6 +190,48 @@ def _quoted_doubt(reading: Reading, checks: list[TargetCheck]) -> str | None:
             return (f"the answer gives {deciding[0].text} only in a sentence it quotes or "
                     f"attributes to another, and {own.text} of its own")
     return None
+
+
+WINDOW_WORD = re.compile(r"\b(?:within|inside)\b", re.I)  # "paid within the 14-day period"
+
+
+def _window_doubt(criterion: str, reading: Reading, checks: list[TargetCheck]) -> str | None:
+    """Why the checker abstains where the criterion counts within a window ("paid within the
+    14-day discount period", "commissioned within the first week"), the answer says the
+    deciding value only in sentences that say no window, and another value of the target's
+    kind in a sentence that does ("1,218 were paid within the window; 312 were paid after
+    it", "All 14 are commissioned. Within the first week only 9 were"): which count is the
+    window's is not for numbers to say. Only counts are read so; a window's own value
+    ("within a 30-minute drive") and a range's ends are no such value; a criterion whose target
+    is the window is no such count."""
+    if not WINDOW_WORD.search(criterion):
+        return None
+    windowed = [bool(WINDOW_WORD.search(reading.text, a, b))
+                for a, b in itertools.pairwise(reading.bounds)]
+    ends = {id(q) for pair in reading.ranges for q in pair}
+    for c in checks:
+        if c.target.dimension != "plain" or _after_window_word(criterion, c.target):
+            continue  # a count, not a share or an amount within a band ("within the 10-12% range")
+        deciding = {q.value for q in (c.matched if c.outcome == "pass" else
+                                      c.missed if c.outcome == "fail" else [])}
+        if not deciding or any(windowed[reading.segment_of[i]]
+                               for i, q in enumerate(reading.quantities) if q.value in deciding):
+            continue
+        kind = reading.of_kind(c.target)[1]
+        other = next((q for i, (q, ok) in enumerate(zip(reading.quantities, kind, strict=True))
+                      if ok and q.value not in deciding and windowed[reading.segment_of[i]]
+                      and i not in reading.windows and id(q) not in ends
+                      and not _after_window_word(reading.text, q)), None)
+        if other is not None:
+            said = next(q.text for q in c.matched + c.missed)
+            return (f"the criterion counts within a window, and the answer gives {said} in a "
+                    f"sentence that says no window and {other.text} in one that does")
+    return None
+
+
+def _after_window_word(text: str, q: Quantity) -> bool:
+    """Whether `q` is a window's own value: "within a 30-minute drive", "inside 90 minutes"."""
+    return bool(WINDOW_WORD.search(text, max(0, q.start - 16), q.start))
 
 
 @functools.lru_cache(maxsize=1024)

@@ -154,13 +154,27 @@ VALENCE = re.compile(r"\b(?:(?P<favourable>favou?rable|improv(?:e[sd]?|ing))|"
                      r"(?P<adverse>adverse|unfavou?rable|worsen(?:s|ed|ing)?|deteriorat(?:e[sd]?|ing)))\b",
                      re.I)
 VALENCE_REACH = 60  # characters after a value its clause's "favourable" or "adverse" may stand
+# a variance cell's flag: "(£4,380) A", "€18,300 F |", "$2.1m Fav"
+VARIANCE_FLAG = re.compile(r"\)?\s?(?:(?P<favourable>F|Fav)|(?P<adverse>A|Adv))(?=\s*(?:\||$))", re.M)
+
+
+def variance_flag(text: str, q: Quantity) -> Valence | None:
+    """The A or F (adverse, favourable) a variance table writes after a value, where it does:
+    brackets beside such a flag mark the adverse side, not a direction."""
+    flag = VARIANCE_FLAG.match(text, q.end)
+    if flag is None or q.currency is None:  # "16 A" is a current
+        return None
+    return "favourable" if flag.group("favourable") else "adverse"
 
 
 def valence(text: str, q: Quantity) -> Valence | None:
     """Whether the value's own clause calls it favourable or adverse ("EUR 4.7m adverse", "0.12
-    GJ/t above budget (an adverse variance)"): a variance's good or bad side, which says nothing
-    of up or down (an adverse cost is up, an adverse revenue down); None where it says neither
-    or both."""
+    GJ/t above budget (an adverse variance)", a variance cell's flag "€18,300 F"): a variance's
+    good or bad side, which says nothing of up or down (an adverse cost is up, an adverse
+    revenue down); None where it says neither or both."""
+    flag = variance_flag(text, q)
+    if flag is not None:
+        return flag
     after = text[q.end:q.end + VALENCE_REACH]
     end = SENTENCE_END.search(after)
     clause = _clause_before(text, q.start) + " " + (after[:end.start()] if end else after)
