@@ -1015,11 +1015,21 @@ CLASSES_AFTER_HOLDOUT14 = [
      "not_applicable"),
     ("States that 640 members renewed within the grace period",
      "**640 members** (12.1% of the 5,290 lapsed) renewed within the grace period.", "", "pass"),
+    # a basis the value's header or a sentence above it says, which the criterion does not
+    ("States that 900 jars are in stock", "| Item | Stock (trays of 24) |\n|---|---|\n| Jam | 900 |",
+     "", "not_applicable"),
+    ("States a room rate of NZ$310 including GST",
+     "| Room | Rate (NZ$, excl. GST) |\n|---|---|\n| King | 310 |", "", "not_applicable"),
+    ("States that press 3 moulds 150 parts per hour",
+     "All figures below are per 12-hour shift.\n\n- Press 3: 150 parts", "", "not_applicable"),
+    ("States yearly licence fees of $48,000", "Licence fees come to $48,000 per month.", "",
+     "not_applicable"),
 ]
 
 
 @pytest.mark.parametrize(("criterion", "answer", "prompt", "expected"), CLASSES_AFTER_HOLDOUT14)
 def test_classes_fixed_after_holdout14(criterion: str, answer: str, prompt: str,
                                        expected: str) -> None:
-    """holdout14's: a variance's A/F flag; a count within a window."""
+    """holdout14's: a variance's A/F flag; a count within a window; a header's or caption's
+    basis (packs, tax, per shift, per period) the criterion does not share."""
     assert verdict(criterion, answer, prompt) == expected

@@ -79,7 +79,8 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
     missing = [c for c in checks if c.outcome == "not_found"]
     if missing:
         return _missing(claim, reading, checks, missing, artifacts)
-    doubt = _quoted_doubt(reading, checks) or _window_doubt(criterion, reading, checks)
+    doubt = (_quoted_doubt(reading, checks) or _window_doubt(criterion, reading, checks)
+             or _basis_doubt(criterion, reading, checks))
     if doubt is not None:
         return CodeVerdict(verdict="not_applicable", reason=doubt, checks=checks)
     failed = [c for c in checks if c.outcome == "fail"]
@@ -226,6 +227,48 @@ def _window_doubt(criterion: str, reading: Reading, checks: list[TargetCheck]) -
             said = next(q.text for q in c.matched + c.missed)
             return (f"the criterion counts within a window, and the answer gives {said} in a "
                     f"sentence that says no window and {other.text} in one that does")
+    return None
+
+
+PACK = re.compile(r"\b(case|box|pack|carton|crate|pallet|bundle|tray)(?:e?s)?\s+of\s+\d+", re.I)
+TAX_OUT = re.compile(r"\b(?:ex|excl|excluding|exclusive\s+of|net\s+of|before)\.?[-\s]*(?:GST|VAT)\b", re.I)
+TAX_IN = re.compile(r"\b(?:inc|incl|including|inclusive\s+of)\.?[-\s]*(?:GST|VAT)\b", re.I)
+FIGURES_PER = re.compile(r"\b(?:figures|values|numbers|amounts|rates)\b[^.\n]{0,40}?\bper\s+"
+                         r"(?:\d+-\w+\s+)?(\w+)", re.I)
+PERIODS = {"day": "day", "daily": "day", "week": "week", "weekly": "week", "month": "month",
+           "monthly": "month", "quarter": "quarter", "quarterly": "quarter", "year": "year",
+           "annual": "year", "annually": "year", "yearly": "year", "annum": "year"}
+PERIOD_WORD = re.compile(rf"\b({'|'.join(PERIODS)})\b", re.I)
+PERIOD_AFTER = re.compile(r"\s*(?:[A-Za-z]+\s+)?(?:per|a|an|each|every|/)\s*"
+                          r"(day|week|month|quarter|year|annum)\b", re.I)
+
+
+def _basis_doubt(criterion: str, reading: Reading, checks: list[TargetCheck]) -> str | None:
+    """Why the checker abstains where what a value counts or is per, said by its table header
+    or a sentence above it, is not what the criterion says: a header counting packs ("Stock
+    (cases of 6)") against units the criterion names, a price ex-tax against one including it,
+    "figures ... per 8-hour shift" against a per-hour claim, "A$212 thousand per quarter"
+    against an annual one. Numbers alone do not convert a basis."""
+    for c in checks:
+        for q in c.matched if c.outcome == "pass" else c.missed if c.outcome == "fail" else []:
+            i = next((j for j, r in enumerate(reading.quantities) if r is q), -1)
+            header = reading.headers[i] if i >= 0 else ""
+            pack = PACK.search(header)
+            if pack and pack.group(1).lower() not in criterion.lower():
+                return (f"the answer's header counts {q.text} in {pack.group(0)}, which the "
+                        "criterion does not count in")
+            if (TAX_OUT.search(header) and TAX_IN.search(criterion)) or (
+                    TAX_IN.search(header) and TAX_OUT.search(criterion)):
+                return f"the answer's header gives {q.text} on another tax basis than the criterion"
+            above = [m.group(1).lower() for m in FIGURES_PER.finditer(reading.text, 0, q.start)]
+            if above and above[-1] not in criterion.lower():
+                return (f"the answer says its figures are per {above[-1]}, and {q.text} is one; "
+                        "the criterion says no such basis")
+            period = PERIOD_AFTER.match(reading.text, q.end)
+            said = {PERIODS[w.lower()] for w in PERIOD_WORD.findall(criterion)}
+            if period and said and PERIODS[period.group(1).lower()] not in said:
+                return (f"the answer gives {q.text} per {period.group(1).lower()}, and the "
+                        f"criterion a figure per {sorted(said)[0]}")
     return None
 
 
