@@ -1024,6 +1024,12 @@ CLASSES_AFTER_HOLDOUT14 = [
      "All figures below are per 12-hour shift.\n\n- Press 3: 150 parts", "", "not_applicable"),
     ("States yearly licence fees of $48,000", "Licence fees come to $48,000 per month.", "",
      "not_applicable"),
+    # continental notation is not read as one value, so a miss there decides nothing
+    ("States an average cost of €52.30 per hour",
+     "€4.184.000 ÷ 80.000 uur = **€ 52,30 per uur**", "", "not_applicable"),
+    ("States 2024 deliveries to Vinval of 8,320 bottles",
+     "Per Vinval's statement:\n\n- Bouteilles livrées : **8 320**\n- Valeur : 94 150 €", "",
+     "not_applicable"),
 ]
 
 
@@ -1031,5 +1037,6 @@ CLASSES_AFTER_HOLDOUT14 = [
 def test_classes_fixed_after_holdout14(criterion: str, answer: str, prompt: str,
                                        expected: str) -> None:
     """holdout14's: a variance's A/F flag; a count within a window; a header's or caption's
-    basis (packs, tax, per shift, per period) the criterion does not share."""
+    basis (packs, tax, per shift, per period) the criterion does not share; continental
+    notation."""
     assert verdict(criterion, answer, prompt) == expected

@@ -25,6 +25,11 @@ from rubric_audit.checks.polarity import Polarity, meets, payments, valence, var
 from rubric_audit.core.model import CODE_GRADER, Attempt, CriterionGrade, Task
 
 UNREAD_NUMBERS = re.compile(r"\d+(?:[.,]\d+){2,}")  # "21.1,8650" in a CSV row, "€1.250.500"
+# Continental notation: dots or spaces grouping thousands ("€1.386.400", "12 450"), a decimal
+# comma ("€ 471,40"): the reader takes "12 450" for two numbers and "471,40" for 471
+CONTINENTAL = re.compile(r"(?<![\d.,])\d{1,3}(?:\.\d{3}){2,}(?![\d.,])|(?:€|EUR)\s?\d{1,3}"
+                         r"(?:\.\d{3})*,\d{2}(?![\d.,])|(?<![\d.,])\d{1,3}(?:[ \u00a0\u202f]\d{3})+"
+                         r"(?![\d.,])")
 BARE_ANSWER = re.compile(r"\s*([-−]?\d[\d,]*(?:\.\d+)?)\s*\.?\s*")
 
 
@@ -98,6 +103,10 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
         return CodeVerdict(verdict="pass", reason="; ".join(
             f"{c.matched[0].text} meets {c.target.text} ({c.tolerance.basis})" for c in checks),
             checks=checks)
+    if CONTINENTAL.search(reading.text):
+        return CodeVerdict(verdict="not_applicable", checks=checks, reason=(
+            "the answer writes numbers with dots or spaces grouping thousands or a decimal comma, "
+            "which the checker does not read as one value, so a miss decides nothing"))
     parts = []
     for c in failed:
         said = ", ".join(q.text for q in c.matched + c.missed) or "nothing near it"
