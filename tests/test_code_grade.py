@@ -1040,3 +1040,17 @@ def test_classes_fixed_after_holdout14(criterion: str, answer: str, prompt: str,
     basis (packs, tax, per shift, per period) the criterion does not share; continental
     notation."""
     assert verdict(criterion, answer, prompt) == expected
+
+
+CLASSES_AFTER_HOLDOUT15 = [
+    # a quotient's operands in its working are no alternatives to each other
+    ("States 18 drivers, 27 vans and 1.5 vans per driver",
+     "- Drivers: **18**\n- Vans: **27**\n- Vans per driver: 27 / 18 = **1.5**", "", "pass"),
+]
+
+
+@pytest.mark.parametrize(("criterion", "answer", "prompt", "expected"), CLASSES_AFTER_HOLDOUT15)
+def test_classes_fixed_after_holdout15(criterion: str, answer: str, prompt: str,
+                                       expected: str) -> None:
+    """holdout15's: a quotient's working."""
+    assert verdict(criterion, answer, prompt) == expected

@@ -86,12 +86,18 @@ def _alternatives(answer: str, values: list[Quantity], matched: list[Quantity]) 
 
 
 SHARE_AFTER = re.compile(r"\s*\(\s*(\d{1,3}(?:\.(\d+))?)\s*%")
+RESULT_AFTER = re.compile(r"\s*\)?\s*[=≈]")  # "22 / 14 = 1.57": a quotient's working
 
 
 def _fraction(answer: str, a: Quantity, b: Quantity) -> bool:
-    """Whether "a/b" is a share the answer gives right after it ("38,420/41,500 (92.6%)")."""
+    """Whether "a/b" is a share the answer gives right after it ("38,420/41,500 (92.6%)") or a
+    quotient in the answer's working ("22 / 14 = 1.57"): its operands, not alternatives."""
+    if answer[a.end:b.start].strip() != "/":
+        return False
+    if RESULT_AFTER.match(answer, b.end):
+        return True
     share = SHARE_AFTER.match(answer, b.end)
-    if answer[a.end:b.start].strip() != "/" or share is None or not b.value:
+    if share is None or not b.value:
         return False
     half_step = 0.5 * 10.0 ** -len(share.group(2) or "")
     return abs(100 * a.value / b.value - float(share.group(1))) <= half_step + 1e-9
