@@ -1046,11 +1046,22 @@ CLASSES_AFTER_HOLDOUT15 = [
     # a quotient's operands in its working are no alternatives to each other
     ("States 18 drivers, 27 vans and 1.5 vans per driver",
      "- Drivers: **18**\n- Vans: **27**\n- Vans per driver: 27 / 18 = **1.5**", "", "pass"),
+    # an alternative raised and then rejected: the value a later sentence settles on decides
+    ("States a load factor of 78.4%",
+     "The load factor is 78.4%, or possibly 80.1% if positioning flights are left out. They "
+     "count under the carrier's definition, so the figure to report is **78.4%**.", "", "pass"),
+    ("States a load factor of 78.4%",
+     "The load factor is 78.4%, or possibly 80.1% if positioning flights are left out. They "
+     "do not count under the carrier's definition, so the figure to report is **80.1%**.", "",
+     "fail"),
+    ("States a load factor of 78.4%",
+     "The load factor is 78.4%, or possibly 80.1% if positioning flights are left out.", "",
+     "fail"),
 ]
 
 
 @pytest.mark.parametrize(("criterion", "answer", "prompt", "expected"), CLASSES_AFTER_HOLDOUT15)
 def test_classes_fixed_after_holdout15(criterion: str, answer: str, prompt: str,
                                        expected: str) -> None:
-    """holdout15's: a quotient's working."""
+    """holdout15's: a quotient's working; an alternative raised and rejected."""
     assert verdict(criterion, answer, prompt) == expected

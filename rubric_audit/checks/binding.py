@@ -455,6 +455,12 @@ def _decide(target: Quantity, tolerance: Tolerance, reading: Reading, near: list
                        for r in reading.doubted_ranges for q in r)
     alternative = _alternatives(reading.text, beside, [
         q for q in beside if tolerance.contains(value_in_terms_of(q, target))])
+    settled = _settled(reading, matched + missed, alternative) if alternative else None
+    if settled is not None:  # "86.1%, or possibly 85.7% ... so the figure to report is 86.1%"
+        meets_it = tolerance.contains(value_in_terms_of(settled, target))
+        return TargetCheck(target=target, tolerance=tolerance, matched=[settled] if meets_it
+                           else [], missed=[] if meets_it else [settled], hedged=False,
+                           outcome="pass" if meets_it else "fail")
     if alternative is not None and all(alternative is not q for q in missed):
         missed.append(alternative)  # the reason names both values the answer offers
     hedged = (bool(ranges) and not standalone) or hedged_range or alternative is not None
@@ -464,6 +470,31 @@ def _decide(target: Quantity, tolerance: Tolerance, reading: Reading, near: list
     outcome: Literal["pass", "fail"] = "pass" if matched and not hedged else "fail"
     return TargetCheck(target=target, tolerance=tolerance, matched=matched, missed=missed, hedged=hedged,
                        outcome=outcome)
+
+
+# A sentence that settles which figure the answer gives: "so the figure to report is 86.1%",
+# "the rate we use is 13.6%", "Final answer: 24.6%"
+SETTLES = re.compile(r"\b(?:(?:figure|rate|ratio|value|number|amount|answer|one|estimate)\s+"
+                     r"(?:to\s+(?:report|use|quote|adopt|give)|(?:I|we)\s+(?:report|use|adopt|"
+                     r"give))|(?:final|reported)\s+(?:figure|answer|value|rate))\b", re.I)
+
+
+def _settled(reading: Reading, offered: list[Quantity], alternative: Quantity) -> Quantity | None:
+    """The value a later sentence settles on, where the answer raises an alternative and then
+    rejects it ("Closing occupancy is 86.1% — or possibly 85.7% if ... The KPI definition does
+    not exclude them, so the figure to report is **86.1%**"): one of the values offered, said
+    again in a later sentence that says it is the one given; else None (a hedge)."""
+    raised = next(reading.segment_of[i] for i, q in enumerate(reading.quantities)
+                  if q is alternative)
+    values = [q.value for q in [*offered, alternative]]
+    settled = None
+    for i, q in enumerate(reading.quantities):
+        start = reading.bounds[reading.segment_of[i]]
+        if reading.segment_of[i] > raised and q.compatible(alternative) \
+                and any(abs(q.value - v) <= 1e-9 * max(1.0, abs(v)) for v in values) \
+                and SETTLES.search(reading.text, start, q.start):
+            settled = q
+    return settled
 
 
 SAME_ORDER = 1e4  # a scale slip (k for m, m for bn, % for a fraction) is within 1,000x
