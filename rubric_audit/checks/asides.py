@@ -34,7 +34,8 @@ PLAN_ROW = re.compile(rf"\W*(?:(?!(?:variance|vs|versus|against|change|delta|dif
                       rf"under)\b)[\w-]+\s+){{0,3}}(?:{'|'.join(PLAN_TERMS)})\s*(?:\([^()]*\))?\W*",
                       re.I)
 
-# "exceeded the 99.0% contractual target", "above the 6.0 retailer minimum": a bar the claim
+# "exceeded the 99.0% contractual target", "above the 6.0 retailer minimum", "within the
+# group's 22% cap": a bar the claim
 # measures its value against
 BAR_TERMS = ("target", "threshold", "ceiling", "floor", "limit", "cap", "covenant", "guidance",
              "budget", "benchmark", "minimum", "maximum", "hurdle", "trigger", "standard",
@@ -42,7 +43,7 @@ BAR_TERMS = ("target", "threshold", "ceiling", "floor", "limit", "cap", "covenan
 BAR_BEFORE = NeedsWord(re.compile(
     r"\b(?:exceed(?:s|ed|ing)?|above|below|under|over|beat(?:s|ing)?|miss(?:es|ed)?|meets?|met|"
     r"short\s+of|breach(?:es|ed|ing)?|within|inside|outside)\s+(?:the|its|a|an|our|their|this)\s+"
-    r"(?:[\w-]+\s+){0,2}$", re.I),
+    r"(?:[\w'\u2019-]+\s+){0,2}$", re.I),  # "within the group's 22% cap"
     ("exceed", "above", "below", "under", "over", "beat", "miss", "meet", "met", "short", "breach",
      "within", "inside", "outside"))
 BAR_AFTER = re.compile(rf"\S*\s*(?:[\w-]+\s+){{0,2}}(?:{'|'.join(BAR_TERMS)})\b", re.I)
