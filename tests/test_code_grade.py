@@ -1060,6 +1060,9 @@ CLASSES_AFTER_HOLDOUT15 = [
     # a bar a possessive names ("within the fund's 15% cap") is no value of the subject
     ("States a sector exposure of 15.0%",
      "Property exposure stayed within the fund's 15% cap, at **13.1%** of assets.", "", "fail"),
+    # a reference whose parts a slash joins ("PL/45000/2023") is an identifier, not a value
+    ("States a permitted discharge of 1,200 m³ per day",
+     "Permit **EA/1200/2021** allows a discharge of **1,100 m³ per day**.", "", "fail"),
 ]
 
 
@@ -1067,5 +1070,5 @@ CLASSES_AFTER_HOLDOUT15 = [
 def test_classes_fixed_after_holdout15(criterion: str, answer: str, prompt: str,
                                        expected: str) -> None:
     """holdout15's: a quotient's working; an alternative raised and rejected; a bar a
-    possessive names."""
+    possessive names; a reference joined by slashes."""
     assert verdict(criterion, answer, prompt) == expected

@@ -5,9 +5,10 @@ scale words and suffixes (k, m, mm, M, bn, B, million, billion), thousands separ
 with a sign or in parentheses, and ranges. Identifiers are not quantities: citations and section
 numbers ("29 CFR 1910.1200(b)(2)", "Rule 26(a)(1)", "Part 487", "§ .1600"), parenthesised
 subsections and list markers ("(14)", "(1)", "1."), form, docket, model and account numbers
-("Form 10-K", "No. 21-cv-1234", "K01", "FY2025"), years, dates and thresholds ("more than 5%",
-"13 or more"). Values are normalised to base units (currency in units, percentages in percent),
-so "$2.1bn" and "$2,100M" compare equal. A plain number keeps the word it counts ("45 days").
+("Form 10-K", "No. 21-cv-1234", "K01", "FY2025", "PL/45000/2023"), years, dates and thresholds
+("more than 5%", "13 or more"). Values are normalised to base units (currency in units,
+percentages in percent), so "$2.1bn" and "$2,100M" compare equal. A plain number keeps the word
+it counts ("45 days").
 Swiss apostrophes separate thousands ("CHF 48'600'000"), and a superscript glued to a value
 ("£1.30¹") is a footnote's mark, not a digit.
 
@@ -153,6 +154,7 @@ IDENTIFIER = re.compile(
             (?:{_REFERENCE_WORDS})\.?\s*(?:No\.?\s*|\#\s*)?(?:{_ID_TAIL}|{_PAREN}(?:{_PAREN})*)
             (?:\s*(?:,|and|or|to|through|[-–])\s*(?:{_ID_TAIL}|{_PAREN}(?:{_PAREN})*))*
         |(?-i:[A-Z][A-Za-z]*-\d[\w\-]*)
+        |(?-i:[A-Z][A-Za-z]*/\d+[/\-]\w[\w\-/]*)
         |(?-i:[A-Z]{{2}}\s?\d{{2,5}}\b)(?![.,]\d|\s?%)
         |(?=[a-z]+\d)(?!(?:{_CODES})\d)[A-Za-z]+\d+(?:[-–]\d+)+\b)
     |(?m:^[ \t>*\-]*\(?\d{{1,3}}[.)](?=[ \t]))
