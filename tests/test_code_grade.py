@@ -1063,6 +1063,9 @@ CLASSES_AFTER_HOLDOUT15 = [
     # a reference whose parts a slash joins ("PL/45000/2023") is an identifier, not a value
     ("States a permitted discharge of 1,200 m³ per day",
      "Permit **EA/1200/2021** allows a discharge of **1,100 m³ per day**.", "", "fail"),
+    # scientific notation is not read, so an answer written in it is no answer without a number
+    ("States 2.75 million page views in June", "June page views: `2.75e6` (`df.views.sum()`).",
+     "", "not_applicable"),
 ]
 
 
@@ -1070,5 +1073,5 @@ CLASSES_AFTER_HOLDOUT15 = [
 def test_classes_fixed_after_holdout15(criterion: str, answer: str, prompt: str,
                                        expected: str) -> None:
     """holdout15's: a quotient's working; an alternative raised and rejected; a bar a
-    possessive names; a reference joined by slashes."""
+    possessive names; a reference joined by slashes; scientific notation unread."""
     assert verdict(criterion, answer, prompt) == expected

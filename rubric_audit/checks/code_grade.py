@@ -24,7 +24,9 @@ from rubric_audit.checks.numbers import MAX_READ_CHARS, Quantity, unread
 from rubric_audit.checks.polarity import Polarity, meets, payments, valence, variance_flag
 from rubric_audit.core.model import CODE_GRADER, Attempt, CriterionGrade, Task
 
-UNREAD_NUMBERS = re.compile(r"\d+(?:[.,]\d+){2,}")  # "21.1,8650" in a CSV row, "€1.250.500"
+# numbers the reader does not take as values: "21.1,8650" in a CSV row, "€1.250.500", and
+# scientific notation ("1.512e6" from code)
+UNREAD_NUMBERS = re.compile(r"\d+(?:[.,]\d+){2,}|\b\d+(?:\.\d+)?[eE][+-]?\d+\b")
 # Continental notation: dots or spaces grouping thousands ("€1.386.400", "12 450"), a decimal
 # comma ("€ 471,40"): the reader takes "12 450" for two numbers and "471,40" for 471
 CONTINENTAL = re.compile(r"(?<![\d.,])\d{1,3}(?:\.\d{3}){2,}(?![\d.,])|(?:€|EUR)\s?\d{1,3}"
