@@ -1061,8 +1061,9 @@ CLASSES_AFTER_HOLDOUT15 = [
     ("States a sector exposure of 15.0%",
      "Property exposure stayed within the fund's 15% cap, at **13.1%** of assets.", "", "fail"),
     # a reference whose parts a slash joins ("PL/45000/2023") is an identifier, not a value
-    ("States a permitted discharge of 1,200 m³ per day",
-     "Permit **EA/1200/2021** allows a discharge of **1,100 m³ per day**.", "", "fail"),
+    ("States a licensed capacity of 3,000 visitors",
+     "Licence **VL/3000/2022** (Harrow Council) permits at most **2,700** visitors.", "",
+     "not_applicable"),
     # scientific notation is not read, so an answer written in it is no answer without a number
     ("States 2.75 million page views in June", "June page views: `2.75e6` (`df.views.sum()`).",
      "", "not_applicable"),
