@@ -1,13 +1,18 @@
-"""The world's files in the session copy: list, read (text, docx, pdf, xlsx by range), write.
+"""The world's files in a session: list, read (text, docx, pdf, xlsx by range), write.
 
-Every path is relative to the world's `filesystem/` folder; absolute paths, `..` and symlinks are
-refused, so nothing outside the copy (rubric, golds, other tasks) can be reached.
+The world's files are read from memory, shared by every session of the world and never written;
+a file the agent writes is kept in a folder of the session's own, made at its first write, and
+read from there after (copy on write). Every path is relative to the world's `filesystem/`
+folder; absolute paths, `..` and symlinks in that folder are refused, so nothing outside the
+session (rubric, golds, other tasks) can be reached.
 """
 
 from __future__ import annotations
 
-import hashlib
 import io
+import shutil
+import tempfile
+from collections.abc import Iterator, Mapping
 from pathlib import Path, PurePosixPath
 from typing import Any
 
@@ -25,59 +30,64 @@ MAX_CELLS = 500
 MAX_WRITE_BYTES = 1_000_000
 
 
-def _digest(data: bytes) -> str:
-    return hashlib.sha256(data).hexdigest()
+def _order(rel: str) -> tuple[str, ...]:
+    """Paths in the order a folder's walk sorted them: by their parts, so `a/b` before `a-c`."""
+    return PurePosixPath(rel).parts
 
 
 class FileStore:
-    """Files under `root` (the copy's filesystem/), with the original contents remembered."""
+    """The world's files (`original`, by path relative to `filesystem/`; shared, read-only) under
+    the files this session wrote, kept in `root` (None until the first write)."""
 
-    def __init__(self, root: Path) -> None:
-        self.root = root
-        self.original = {p: _digest(p.read_bytes()) for p in root.rglob("*") if p.is_file()}
-        self._sheets: dict[tuple[Path, str], list[Cell]] = {}
+    def __init__(self, original: Mapping[str, bytes], prefix: str = "workspace-") -> None:
+        self.original = original
+        self.root: Path | None = None
+        self._prefix = prefix
+        self._written: set[str] = set()
+        self._sheets: dict[tuple[str, bytes], list[Cell]] = {}
 
-    def resolve(self, path: str, must_exist: bool = True) -> Path:
-        """The file a relative path names, refusing anything that leaves the world."""
+    def close(self) -> None:
+        """Remove the session's folder, if a write made one."""
+        if self.root is not None:
+            shutil.rmtree(self.root, ignore_errors=True)
+
+    def resolve(self, path: str, must_exist: bool = True) -> str:
+        """The file or folder a relative path names, as its path relative to the root ("" for
+        the root), refusing anything that leaves the world."""
         parts = PurePosixPath(path.replace("\\", "/")).parts
         if not path or path.startswith(("/", "\\")) or (parts and ":" in parts[0]):
             raise WorkspaceError(f"path must be relative to the workspace: {path!r}")
         if ".." in parts:
             raise WorkspaceError(f"path leaves the workspace: {path!r}")
-        target = self.root.joinpath(*parts)
-        probe = self.root
-        for part in parts:
-            probe = probe / part
-            if probe.is_symlink():
-                raise WorkspaceError(f"symbolic links are not followed: {path!r}")
-        if not target.resolve().is_relative_to(self.root.resolve()):
-            raise WorkspaceError(f"path leaves the workspace: {path!r}")
-        if must_exist and not target.exists():
+        rel = "/".join(parts)
+        if must_exist and not (self._is_file(rel) or self._is_folder(rel)):
             raise WorkspaceError(f"no such file or folder: {path!r}")
-        return target
+        return rel
 
     def list_files(self, path: str = ".", offset: int = 0, limit: int = 100) -> dict[str, Any]:
         folder = self.resolve(path)
-        if not folder.is_dir():
+        if not self._is_folder(folder):
             raise WorkspaceError(f"not a folder: {path!r}")
-        entries = [{"path": p.relative_to(self.root).as_posix(), "size": p.stat().st_size}
-                   for p in sorted(folder.rglob("*")) if p.is_file() and not p.is_symlink()]
+        prefix = f"{folder}/" if folder else ""
+        entries = [{"path": rel, "size": size}
+                   for rel in sorted((rel for rel in self._files() if rel.startswith(prefix)),
+                                     key=_order)
+                   if (size := self._size(rel)) is not None]
         return page(entries, offset, limit)
 
     def read(self, path: str, offset: int = 0, limit: int = MAX_READ_CHARS) -> dict[str, Any]:
-        target = self._file(path)
-        suffix = target.suffix.lower()
+        rel, data = self._file(path)
+        suffix = PurePosixPath(rel).suffix.lower()
         if suffix in (".xlsx", ".xlsm"):
-            names = [c.sheet for c in self._cells(target)]
+            names = [c.sheet for c in self._cells(rel, data)]
             raise WorkspaceError(f"{path} is a workbook with sheets {sorted(set(names))}: use "
                                  f"files_read_sheet to read its cells")
-        data = target.read_bytes()
         text: str | None
         if suffix == ".pdf":
             text = _pdf_text(data, path)
         else:
             try:
-                text = file_text(target.name, data)
+                text = file_text(PurePosixPath(rel).name, data)
             except InputError as exc:
                 raise WorkspaceError(f"cannot read {path}: {exc.problem}") from None
         if text is None:
@@ -91,7 +101,7 @@ class FileStore:
 
     def read_sheet(self, path: str, sheet: str | None = None, cell_range: str | None = None,
                    offset: int = 0, limit: int = MAX_CELLS) -> dict[str, Any]:
-        cells = self._cells(self._file(path))
+        cells = self._cells(*self._file(path))
         sheets = list(dict.fromkeys(c.sheet for c in cells))
         chosen = sheet or (sheets[0] if sheets else None)
         if chosen not in sheets:
@@ -108,36 +118,89 @@ class FileStore:
         if len(data) > MAX_WRITE_BYTES:
             raise WorkspaceError(f"content is {len(data):,} bytes; the limit is "
                                  f"{MAX_WRITE_BYTES:,}")
-        target = self.resolve(path, must_exist=False)
-        if target.is_dir():
+        rel = self.resolve(path, must_exist=False)
+        if self._is_folder(rel):
             raise WorkspaceError(f"{path} is a folder")
-        existed = target.exists()
+        if file := next((p for p in _parents(rel) if self._is_file(p)), None):
+            raise WorkspaceError(f"{file} is a file, not a folder")
+        existed = self._is_file(rel)
         if existed and not overwrite:
             raise WorkspaceError(f"{path} exists; pass overwrite=true to replace it")
+        if self.root is None:
+            self.root = Path(tempfile.mkdtemp(prefix=self._prefix))
+        target = self._on_disk(rel, path)
         target.parent.mkdir(parents=True, exist_ok=True)
         target.write_bytes(data)
+        self._written.add(rel)
         return {"path": path, "size": len(data), "created": not existed}
 
-    def changed(self) -> list[Path]:
-        """Files created or edited since the session started (symbolic links are not followed)."""
-        return [p for p in sorted(self.root.rglob("*")) if p.is_file() and not p.is_symlink()
-                and self.original.get(p) != _digest(p.read_bytes())]
+    def changed(self) -> list[tuple[str, bytes]]:
+        """The files written since the session started whose bytes differ from the world's, as
+        (path, bytes) in path order (one reached through a symbolic link is left out)."""
+        changed = []
+        for rel in sorted(self._written, key=_order):
+            try:
+                target = self._on_disk(rel, rel)
+            except WorkspaceError:
+                continue
+            if target.is_file() and (data := target.read_bytes()) != self.original.get(rel):
+                changed.append((rel, data))
+        return changed
 
-    def _file(self, path: str) -> Path:
-        target = self.resolve(path)
-        if not target.is_file():
-            raise WorkspaceError(f"not a file: {path!r}")
+    def _files(self) -> Iterator[str]:
+        yield from self.original
+        yield from (rel for rel in self._written if rel not in self.original)
+
+    def _is_file(self, rel: str) -> bool:
+        return rel in self._written or rel in self.original
+
+    def _is_folder(self, rel: str) -> bool:
+        prefix = f"{rel}/"
+        return not rel or any(p.startswith(prefix) for p in self._files())
+
+    def _size(self, rel: str) -> int | None:
+        """The file's size; None for a written file that is gone or reached through a link now."""
+        if rel not in self._written:
+            return len(self.original[rel])
+        try:
+            return self._on_disk(rel, rel).stat().st_size
+        except (WorkspaceError, OSError):
+            return None
+
+    def _on_disk(self, rel: str, path: str) -> Path:
+        """Where the session keeps `rel`, refusing a symbolic link on the way to it."""
+        assert self.root is not None
+        target = self.root.joinpath(*PurePosixPath(rel).parts)
+        probe = self.root
+        for part in PurePosixPath(rel).parts:
+            probe = probe / part
+            if probe.is_symlink():
+                raise WorkspaceError(f"symbolic links are not followed: {path!r}")
+        if not target.resolve().is_relative_to(self.root.resolve()):
+            raise WorkspaceError(f"path leaves the workspace: {path!r}")
         return target
 
-    def _cells(self, target: Path) -> list[Cell]:
-        data = target.read_bytes()
-        key = (target, _digest(data))
+    def _file(self, path: str) -> tuple[str, bytes]:
+        rel = self.resolve(path)
+        if not self._is_file(rel):
+            raise WorkspaceError(f"not a file: {path!r}")
+        if rel in self._written:
+            return rel, self._on_disk(rel, path).read_bytes()
+        return rel, self.original[rel]
+
+    def _cells(self, rel: str, data: bytes) -> list[Cell]:
+        key = (rel, data)
         if key not in self._sheets:
             try:
                 self._sheets[key] = workbook_cells(data)
             except WorkbookError as exc:
-                raise WorkspaceError(f"cannot read {target.name}: {exc}") from None
+                raise WorkspaceError(f"cannot read {PurePosixPath(rel).name}: {exc}") from None
         return self._sheets[key]
+
+
+def _parents(rel: str) -> list[str]:
+    """The folders above `rel`, as paths relative to the root (the root left out)."""
+    return [p.as_posix() for p in PurePosixPath(rel).parents if p.as_posix() != "."]
 
 
 def _in_range(coordinate: str, cell_range: str) -> bool:

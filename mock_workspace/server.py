@@ -354,7 +354,7 @@ def serve_stdio(session: Session, telemetry: Telemetry | None, export_to: Path |
     """Serve one session over stdio until stopped, then export its changes.
 
     SIGTERM stops it like Ctrl-C does: the export is written and the caller's `with Session`
-    removes the workspace copy."""
+    removes what the agent wrote."""
     with _sigterm_stops():
         try:
             build_server(session, telemetry).run("stdio")
@@ -369,7 +369,7 @@ def serve_http(pool: SessionPool, telemetry: Telemetry | None, port: int) -> Non
     stops (Ctrl-C, SIGTERM) by the caller's `with SessionPool`."""
     with _sigterm_stops():
         # The SDK's own bound on transports sits above the pool's: a session the pool refused
-        # holds a transport (no copy) until its client closes it or it idles out.
+        # holds a transport (no session) until its client closes it or it idles out.
         WorkspaceServer(pool, telemetry).run("streamable-http", host="127.0.0.1", port=port,
                                              max_sessions=4 * MAX_SESSIONS)
 

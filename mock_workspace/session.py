@@ -1,14 +1,15 @@
-"""A workspace session: a fresh copy of one task's world, its state, and the export of changes.
+"""A workspace session: one agent's view of a task's world, its state, and the export of changes.
 
-The benchmark folder is never touched: the world (plus the task overlay) is written to a new
-temporary folder, and mail, calendar and chat are read from that copy. Only the world and this
-task's overlay are copied, so rubrics, golds and other tasks are out of reach by construction.
+The benchmark folder is never touched: the world's files (plus the task overlay) are read from
+memory, shared by the world's sessions, and what the agent writes is kept in a temporary folder
+of the session's own, made at its first write (`files.FileStore`); mail, calendar and chat are
+copies in memory. Only the world and this task's overlay are served, so rubrics, golds and other
+tasks are out of reach by construction.
 """
 
 from __future__ import annotations
 
 import json
-import shutil
 import sys
 import tempfile
 from collections.abc import Iterator
@@ -21,7 +22,6 @@ from mock_workspace.events import Calendar
 from mock_workspace.files import FileStore
 from mock_workspace.mail import Mailbox
 from rubric_audit.core.errors import InputError
-from rubric_audit.core.limits import safe_member_name
 from rubric_audit.core.model import Benchmark, Task
 from rubric_audit.load.world import WorldReader
 
@@ -70,31 +70,16 @@ def export_or_rescue(session: Session, folder: Path, new_folder: bool = False) -
 
 
 class Session:
-    """One agent's private copy of a task world. Use as a context manager."""
+    """One agent's private view of a task world. Use as a context manager."""
 
     def __init__(self, bench: Benchmark, task: Task, worlds: WorldReader | None = None) -> None:
         """`worlds` shares each world's files and parsed mail, calendar and chat between the
-        sessions of a run (the runner's), so a session costs only the copy of its files."""
+        sessions of a run (the runner's), so a session copies only what its agent writes."""
         self.task_id = task.id
         worlds = worlds or WorldReader(bench, with_text=False)
-        tree = worlds.tree(task)
+        files = worlds.filesystem(task)
         contents = worlds.contents(task)  # corrupt mail/ics/chat raise here
-        self.root = Path(tempfile.mkdtemp(prefix=f"workspace-{task.id[:16]}-"))
-        try:
-            # Only the files: mail, calendar and chat are served from memory.
-            for rel, data in tree.items():
-                if not rel.startswith("filesystem/"):
-                    continue
-                if safe_member_name(rel) != rel:  # the loaders refuse these; never write one
-                    raise InputError(task.world_id, rel, "path leaves the workspace")
-                target = self.root / rel
-                target.parent.mkdir(parents=True, exist_ok=True)
-                target.write_bytes(data)
-            (self.root / "filesystem").mkdir(exist_ok=True)
-        except BaseException:
-            shutil.rmtree(self.root)
-            raise
-        self.files = FileStore(self.root / "filesystem")
+        self.files = FileStore(files, prefix=f"workspace-{task.id[:16]}-")
         self.mail = Mailbox(contents.mail)
         self.calendar = Calendar(contents.events)
         self.chat = Chat(contents.chat, self.mail.owner)
@@ -120,7 +105,7 @@ class Session:
         self.close()
 
     def close(self) -> None:
-        shutil.rmtree(self.root, ignore_errors=True)
+        self.files.close()
 
     def export(self, dest: Path) -> list[str]:
         """Write what the agent changed under `dest`; returns the written paths, relative."""
@@ -134,8 +119,8 @@ class Session:
             target.write_bytes(data)
             written.append(rel)
 
-        for path in self.files.changed():
-            put(f"files/{path.relative_to(self.files.root).as_posix()}", path.read_bytes())
+        for rel, data in self.files.changed():
+            put(f"files/{rel}", data)
         if self.mail.sent:
             put("mail/sent.mbox", self.mail.sent_mbox().encode())
         changes = self.calendar.changes()

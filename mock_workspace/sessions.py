@@ -36,7 +36,7 @@ from rubric_audit.core.model import Benchmark, Task
 from rubric_audit.load.world import WorldReader
 
 MAX_SESSIONS = 16
-"""Workspace sessions one HTTP server holds at once: each costs a copy of the world's files."""
+"""Workspace sessions one HTTP server holds at once: each holds what its agent writes."""
 STATE_KEY = "mock_workspace.session"
 
 
@@ -68,10 +68,11 @@ def pooled(ctx: ServerRequestContext[Any, Any]) -> PooledSession | None:
 class SessionPool:
     """The workspace sessions of one HTTP server, one per MCP session.
 
-    Each gets its own Session (its own copy of the world's files, write budget, mail, calendar and
-    chat) when it initializes, at most `limit` at once; the world's parsed contents are shared.
-    When the MCP session ends, or at the latest when the pool is closed (the server stopped), its
-    changes are exported to EXPORT/<n>/ (n: 1, 2, ... in start order) and its copy removed.
+    Each gets its own Session (its own view of the world's files, write budget, mail, calendar
+    and chat) when it initializes, at most `limit` at once; the world's files and parsed contents
+    are shared. When the MCP session ends, or at the latest when the pool is closed (the server
+    stopped), its changes are exported to EXPORT/<n>/ (n: 1, 2, ... in start order) and what it
+    wrote removed.
     Installed as server middleware; use as a context manager.
     """
 
@@ -120,7 +121,7 @@ class SessionPool:
                                "(close its client) and connect again")
             self._opening += 1
         try:
-            with anyio.CancelScope(shield=True):  # a copy made is always pooled, so removed
+            with anyio.CancelScope(shield=True):  # a session made is always pooled, so removed
                 session = await anyio.to_thread.run_sync(Session, self._bench, self._task,
                                                          self._worlds)
         except BaseException:
@@ -141,7 +142,7 @@ class SessionPool:
         return entry.session
 
     def finish(self, number: int) -> None:
-        """Export session `number`'s changes (if asked) and remove its copy; once per session."""
+        """Export session `number`'s changes (if asked) and remove what it wrote; once per session."""
         with self._lock:
             session = self._live.pop(number, None)
         if session is None:

@@ -7,6 +7,7 @@ import functools
 import hashlib
 import json
 import os
+import shutil
 import signal
 import socket
 import subprocess
@@ -30,7 +31,7 @@ from mock_workspace.sessions import MAX_SESSIONS
 from mock_workspace.telemetry import MAX_ARGUMENT_CHARS, Telemetry
 from rubric_audit.core.errors import InputError
 from rubric_audit.load.benchmark import load_benchmark
-from rubric_audit.load.world import read_mbox
+from rubric_audit.load.world import WorldReader, read_mbox
 from tests.conftest import SAMPLE, make_benchmark
 
 pytestmark = pytest.mark.anyio
@@ -157,8 +158,11 @@ async def test_refusals_are_tool_errors_and_the_session_goes_on(sample, tmp_path
     with Session(sample, sample.task("meridian_01")) as session:
         outside = tmp_path / "secret.txt"
         outside.write_text("secret")
-        (session.files.root / "link.txt").symlink_to(outside)
         async with Client(build_server(session, Telemetry(telemetry))) as c:
+            # what the agent wrote, swapped for a link out of the session's folder
+            await ok(c, "files_write", path="link.txt", content="mine")
+            (session.files.root / "link.txt").unlink()
+            (session.files.root / "link.txt").symlink_to(outside)
             refused = [
                 ("files_read", {"path": "../../tasks_and_rubrics.json"}),
                 ("files_read", {"path": "/etc/passwd"}),
@@ -192,7 +196,7 @@ async def test_refusals_are_tool_errors_and_the_session_goes_on(sample, tmp_path
             paths = {e["path"] for e in task_files["items"]}
             assert "Meridian/Claim_Notice_2025-03-03.md" in paths, "the task overlay is there"
         lines = telemetry.read_text().splitlines()
-        assert len(lines) == len(refused) + 2
+        assert len(lines) == len(refused) + 3
         assert sum(json.loads(line)["error"] is not None for line in lines) == len(refused)
 
 
@@ -237,7 +241,40 @@ async def test_two_sessions_on_one_world_do_not_see_each_other(sample) -> None:
             assert (await call(b, "files_read", path="notes.md"))[0] is True
             history = await ok(a, "chat_get_history", space="Kestrel network review")
             assert all(m["text"] != "from two" for m in history["items"])
-        assert one.root != two.root
+            await ok(b, "files_write", path="notes.md", content="from session two")
+            assert (await ok(a, "files_read", path="notes.md"))["text"] == "from session one"
+        assert one.files.root != two.files.root, "each writes into a folder of its own"
+
+
+async def test_a_written_file_is_the_sessions_own_and_the_world_stays_as_it_is(
+        sample, tmp_path: Path) -> None:
+    task = sample.task("meridian_01")
+    worlds = WorldReader(sample, with_text=False)
+    with Session(sample, task, worlds) as one, Session(sample, task, worlds) as two:
+        async with Client(build_server(one)) as a, Client(build_server(two)) as b:
+            listed = (await ok(a, "files_list", limit=100))["items"]
+            path = next(e["path"] for e in listed if e["path"].endswith(".md"))
+            before = await ok(a, "files_read", path=path)
+            assert one.files.root is None, "reading the world makes no folder"
+            await ok(a, "files_write", path=path, content="replaced", overwrite=True)
+            await ok(a, "files_write", path="drafts/new.md", content="new")
+            assert (await ok(a, "files_read", path=path))["text"] == "replaced"
+            sizes = {e["path"]: e["size"] for e in (await ok(a, "files_list"))["items"]}
+            assert sizes[path] == len("replaced") and sizes["drafts/new.md"] == 3
+            assert (await ok(a, "files_list", path="drafts"))["items"] == [
+                {"path": "drafts/new.md", "size": 3}]
+            assert await ok(b, "files_read", path=path) == before, "the other session's world"
+            assert (await call(b, "files_read", path="drafts/new.md"))[0] is True
+            under_a_file = await call(a, "files_write", path=f"{path}/inside.md", content="x")
+            assert under_a_file[0] is True and under_a_file[1].endswith(
+                f"{path} is a file, not a folder")
+            assert (await call(a, "files_write", path="drafts", content="x"))[0] is True
+        assert one.export(tmp_path / "export") == [f"files/{path}", "files/drafts/new.md"]
+        assert two.files.root is None
+    assert not one.files.root.exists(), "what the session wrote goes with it"
+    with Session(sample, task, worlds) as three:
+        async with Client(build_server(three)) as c:
+            assert await ok(c, "files_read", path=path) == before, "a new session, the world"
 
 
 @pytest.mark.parametrize(("rel", "content", "expected"), [
@@ -338,7 +375,7 @@ async def test_http_sessions_each_have_their_own_workspace(sample, tmp_path: Pat
         assert (await ok(b, "mail_list", folder="sent"))["items"] == []
         assert (await ok(b, "mail_search", text="only A sent this"))["items"] == []
         assert (await ok(a, "mail_list", folder="sent"))["items"][0]["subject"] == "From A"
-        assert len(copies(tmp_path)) == 2
+        assert len(copies(tmp_path)) == 1, "a folder for the session that wrote a file only"
 
         async def fill(client: Client, name: str) -> int:
             """Write 1 MB files until the session's budget refuses one; how many it took."""
@@ -352,6 +389,7 @@ async def test_http_sessions_each_have_their_own_workspace(sample, tmp_path: Pat
         budget = MAX_SESSION_WRITE_BYTES // MAX_WRITE_BYTES
         assert await fill(a, "a") < budget, "A's earlier writes count against A"
         assert await fill(b, "b") == budget, "A's writes take nothing from B"
+        assert len(copies(tmp_path)) == 2
     lines = [json.loads(line) for line in telemetry.read_text().splitlines()]
     by_session = {n: [line["tool"] for line in lines if line["session"]["number"] == n]
                   for n in (1, 2)}
@@ -386,9 +424,11 @@ async def test_http_session_ends_alone_and_each_is_exported_apart(tmp_path: Path
 
 async def test_http_sessions_over_the_cap_are_refused(tmp_path: Path) -> None:
     async with serving_http(tmp_path, "meridian_04") as url, contextlib.AsyncExitStack() as stack:
-        for _ in range(MAX_SESSIONS - 1):
-            await stack.enter_async_context(Client(url))
+        for _ in range(MAX_SESSIONS - 1):  # each writes a file, so its session has a folder
+            client = await stack.enter_async_context(Client(url))
+            await ok(client, "files_write", path="memo.md", content="open")
         async with Client(url) as last:
+            await ok(last, "files_write", path="memo.md", content="open")
             assert len(copies(tmp_path)) == MAX_SESSIONS
             refused = pytest.RaisesExc(MCPError, match=f"at most {MAX_SESSIONS} sessions at once")
             with pytest.RaisesGroup(refused, flatten_subgroups=True):
@@ -481,10 +521,15 @@ async def test_export_does_not_follow_links(tmp_path: Path) -> None:
     secret.write_text("root:x:0:0")
     bench = load_benchmark(root)
     with Session(bench, bench.tasks[0]) as session:
-        (session.files.root / "passwd").symlink_to(secret)
-        (session.files.root / "outside").symlink_to(tmp_path, target_is_directory=True)
         async with Client(build_server(session)) as c:
-            await ok(c, "files_write", path="answer.md", content="done")
+            for name in ("passwd", "outside/notes.md", "answer.md"):
+                await ok(c, "files_write", path=name, content="done")
+        # what the agent wrote, swapped for links out of the session's folder
+        (session.files.root / "passwd").unlink()
+        (session.files.root / "passwd").symlink_to(secret)
+        shutil.rmtree(session.files.root / "outside")
+        (tmp_path / "notes.md").write_text("not the agent's")
+        (session.files.root / "outside").symlink_to(tmp_path, target_is_directory=True)
         written = session.export(tmp_path / "export")
     assert written == ["files/answer.md"]
     exported = [p for p in (tmp_path / "export").rglob("*") if p.is_file()]

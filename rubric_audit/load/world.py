@@ -13,12 +13,13 @@ import email.policy
 import io
 import mailbox
 import tempfile
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterator, Mapping
 from contextlib import contextmanager
 from datetime import date
 from email.message import EmailMessage
 from email.utils import getaddresses, parsedate_to_datetime
 from pathlib import Path, PurePosixPath
+from types import MappingProxyType
 from typing import TypeVar
 
 from pydantic import BaseModel, ConfigDict, Field, ValidationError
@@ -31,7 +32,7 @@ from rubric_audit.core.errors import (
     read_bytes,
     too_big,
 )
-from rubric_audit.core.limits import MAX_ARCHIVE_BYTES, check_zip, read_zip
+from rubric_audit.core.limits import MAX_ARCHIVE_BYTES, check_zip, read_zip, safe_member_name
 from rubric_audit.core.model import (
     Benchmark,
     CalendarEvent,
@@ -377,11 +378,28 @@ class WorldReader:
         self._files: dict[str, dict[str, bytes]] = {}
         self._parsed: Parsed = {}
         self._contents: dict[tuple[str, str | None], WorldContents] = {}
+        self._filesystems: dict[tuple[str, str | None], Mapping[str, bytes]] = {}
 
     def tree(self, task: Task) -> dict[str, bytes]:
         """task_tree, reading the task's world only the first time."""
         with in_world(task):
             return task_tree(self.bench, task, self._files)
+
+    def filesystem(self, task: Task) -> Mapping[str, bytes]:
+        """The files under the task's `filesystem/` (its overlay applied) by path relative to
+        it: made once per world and overlay and shared, read-only. A path that would leave the
+        folder is refused (the loaders refuse them first)."""
+        key = (task.world_id, task.overlay)
+        if key not in self._filesystems:
+            files = {}
+            for path, data in self.tree(task).items():
+                if not path.startswith("filesystem/"):
+                    continue
+                if safe_member_name(path) != path:
+                    raise InputError(task.world_id, path, "path leaves the workspace")
+                files[path.removeprefix("filesystem/")] = data
+            self._filesystems[key] = MappingProxyType(files)
+        return self._filesystems[key]
 
     def contents(self, task: Task) -> WorldContents:
         key = (task.world_id, task.overlay)
