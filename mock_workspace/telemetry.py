@@ -1,4 +1,4 @@
-"""Tool-call telemetry: every `tools/call` appended to the attempt's telemetry.jsonl.
+"""Tool-call telemetry: every `tools/call` as one line of the attempt's telemetry.jsonl.
 
 Recorded as server middleware, so calls refused during argument validation are logged too. One
 line per call: time, the session (over HTTP its number, as its export folder, and its MCP session
@@ -46,11 +46,15 @@ def _result_text(result: HandlerResult) -> tuple[str, bool]:
 
 
 class Telemetry:
-    """Appends one JSON line per tool call to `path` (the file is created on first call)."""
+    """One JSON line per tool call: appended to `path` (the file is created on first call), or,
+    without a path, kept in `lines` for the caller to write (the runner writes an attempt's
+    telemetry.jsonl with its other files, in one go)."""
 
-    def __init__(self, path: Path) -> None:
-        self.path = Path(path)
-        self.path.parent.mkdir(parents=True, exist_ok=True)
+    def __init__(self, path: Path | None = None) -> None:
+        self.path = None if path is None else Path(path)
+        self.lines: list[str] = []
+        if self.path is not None:
+            self.path.parent.mkdir(parents=True, exist_ok=True)
 
     def record(self, tool: str, arguments: Any, size: int, error: str | None,
                seconds: float, session: dict[str, Any] | None = None) -> None:
@@ -58,8 +62,12 @@ class Telemetry:
                 "session": session, "tool": tool[:MAX_NAME_CHARS], "arguments": bounded(arguments),
                 "result_chars": size, "error": None if error is None else _cut(error),
                 "seconds": round(seconds, 6)}
+        text = json.dumps(line, default=str) + "\n"
+        if self.path is None:
+            self.lines.append(text)
+            return
         with self.path.open("a", encoding="utf-8") as fh:
-            fh.write(json.dumps(line, default=str) + "\n")
+            fh.write(text)
 
     async def __call__(self, ctx: ServerRequestContext[Any, Any], call_next: CallNext) -> HandlerResult:
         if ctx.method != "tools/call":

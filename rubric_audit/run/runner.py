@@ -201,10 +201,11 @@ class Runner:
                     {"role": "user", "content": task.prompt}]
         initial = [dict(m) for m in messages]
         answer = None
+        telemetry = Telemetry()  # its lines are written with the attempt's other files
         started = time.monotonic()
         try:
             with Session(self.bench, task, self._worlds) as session:
-                server = build_server(session, Telemetry(staging / "telemetry.jsonl"))
+                server = build_server(session, telemetry)
                 try:
                     with anyio.fail_after(self.budget.timeout):
                         async with self._client(server) as client:
@@ -221,7 +222,8 @@ class Runner:
                     result.reason = f"wall-time budget of {self.budget.timeout:g} s used up"
                 session.export(staging / "artifacts")
             result.wall_time = round(time.monotonic() - started, 3)
-            self._write_attempt(staging, task, result, initial, messages, answer)
+            self._write_attempt(staging, task, result, initial, messages, answer,
+                                telemetry.lines)
             staging.rename(task_dir / f"attempt_{index}")
         finally:
             if staging.exists():
@@ -230,9 +232,11 @@ class Runner:
 
     def _write_attempt(self, folder: Path, task: Task, result: AttemptResult,
                        initial: list[dict[str, Any]], messages: list[dict[str, Any]],
-                       answer: str | None) -> None:
+                       answer: str | None, telemetry: list[str]) -> None:
         status = {"completed": "completed", "budget_exhausted": "budget_exhausted",
                   "unavailable": "failed"}[result.state]
+        if telemetry:  # as the server wrote it: a file only once a tool was called
+            (folder / "telemetry.jsonl").write_text("".join(telemetry), encoding="utf-8")
         _write_json(folder / "initial_messages.json", initial)
         _write_json(folder / "verifiers.json", Verifiers.dump_python([
             RecordedVerifier(verifier_id=c.id, verifier_version=1, world_id=task.world_id,
