@@ -1,7 +1,8 @@
 """The task world as an MCP server: mail, calendar, chat and files tools over a Session.
 
-`build_server` registers the tools on an `MCPServer` bound to one Session (stdio, in memory);
-`serve_stdio` runs that, and `serve_http` runs streamable HTTP on 127.0.0.1 with a Session per MCP
+`build_server` registers the tools on an `MCPServer` bound to one Session (stdio, in memory), or
+to the sessions each call names (`attempts.KeyedSessions`: the runner's attempts); `serve_stdio`
+runs the first, and `serve_http` runs streamable HTTP on 127.0.0.1 with a Session per MCP
 session (`sessions.SessionPool`). A refused request (unknown id, bad path, bad range) comes back to
 the agent as a tool error and the server keeps serving.
 """
@@ -21,6 +22,7 @@ from mcp.server.mcpserver.tools.base import Tool
 from mcp.server.mcpserver.utilities.func_metadata import ArgModelBase
 from pydantic import ConfigDict, Field, create_model, model_validator
 
+from mock_workspace.attempts import KeyedSessions
 from mock_workspace.errors import WorkspaceError
 from mock_workspace.files import MAX_CELLS, MAX_READ_CHARS
 from mock_workspace.session import Session, export_or_rescue
@@ -62,16 +64,18 @@ def _refusals_as_tool_errors(fn: F) -> F:
 
 
 class WorkspaceServer(MCPServer):
-    """An MCPServer whose tools act on one Session, or on the Session a SessionPool keeps for the
-    request's MCP session; the shared tools find it through `_session`."""
+    """An MCPServer whose tools act on one Session, on the Session a SessionPool keeps for the
+    request's MCP session, or on the one KeyedSessions holds under the key the call names; the
+    shared tools find it through `_session`."""
 
-    def __init__(self, sessions: Session | SessionPool, telemetry: Telemetry | None = None) -> None:
-        pool = sessions if isinstance(sessions, SessionPool) else None
+    def __init__(self, sessions: Session | SessionPool | KeyedSessions,
+                 telemetry: Telemetry | None = None) -> None:
+        chooser = None if isinstance(sessions, Session) else sessions
         super().__init__(
             name="rubric-audit-workspace",
             instructions=INSTRUCTIONS,
             log_level="WARNING",
-            middleware=[m for m in (pool, telemetry) if m is not None] or None,
+            middleware=[m for m in (chooser, telemetry) if m is not None] or None,
             tools=list(_compiled_tools()),
         )
         self.sessions = sessions
@@ -80,9 +84,9 @@ class WorkspaceServer(MCPServer):
 def _session(ctx: Context) -> Session:
     server = ctx.mcp_server
     assert isinstance(server, WorkspaceServer)
-    if isinstance(server.sessions, SessionPool):
-        return server.sessions.session_for(ctx.request_context)
-    return server.sessions
+    if isinstance(server.sessions, Session):
+        return server.sessions
+    return server.sessions.session_for(ctx.request_context)
 
 
 TOOL_FUNCTIONS: list[Callable[..., Any]] = []
@@ -345,9 +349,11 @@ def _compiled_tools() -> tuple[Tool, ...]:
     )
 
 
-def build_server(session: Session, telemetry: Telemetry | None = None) -> MCPServer:
-    """An MCPServer whose tools act on `session`; telemetry, if given, records every call."""
-    return WorkspaceServer(session, telemetry)
+def build_server(sessions: Session | KeyedSessions, telemetry: Telemetry | None = None
+                 ) -> MCPServer:
+    """An MCPServer whose tools act on one session, or on the one each call names; telemetry,
+    if given, records every call."""
+    return WorkspaceServer(sessions, telemetry)
 
 
 def serve_stdio(session: Session, telemetry: Telemetry | None, export_to: Path | None) -> None:

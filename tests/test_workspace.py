@@ -17,6 +17,7 @@ import time
 import zipfile
 from collections.abc import AsyncIterator, Callable, Iterator
 from pathlib import Path
+from typing import Any
 
 import anyio
 import pytest
@@ -24,6 +25,7 @@ from mcp import Client, StdioServerParameters
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import LATEST_MODERN_VERSION
 
+from mock_workspace.attempts import KeyedSessions
 from mock_workspace.files import MAX_WRITE_BYTES
 from mock_workspace.server import build_server
 from mock_workspace.session import MAX_MESSAGE_BYTES, MAX_SESSION_WRITE_BYTES, Session
@@ -275,6 +277,34 @@ async def test_a_written_file_is_the_sessions_own_and_the_world_stays_as_it_is(
     with Session(sample, task, worlds) as three:
         async with Client(build_server(three)) as c:
             assert await ok(c, "files_read", path=path) == before, "a new session, the world"
+
+
+async def test_one_server_serves_each_call_the_session_it_names(sample) -> None:
+    """The runner's one server: a call reaches the session (and telemetry) its `_meta` names,
+    and none once that session is closed; a call naming none is a tool error."""
+    task = sample.task("kestrel_01")
+    sessions = KeyedSessions()
+    one_log, two_log = Telemetry(), Telemetry()
+    with Session(sample, task) as one, Session(sample, task) as two:
+        async with Client(build_server(sessions)) as client:
+            with sessions.opened(one, one_log) as one_meta:
+                with sessions.opened(two, two_log) as two_meta:
+                    async def on(meta: dict[str, Any], tool: str, **args: Any) -> tuple[bool, str]:
+                        result = await client.call_tool(tool, args, meta=meta)
+                        return result.is_error, result.content[0].text
+
+                    assert (await on(one_meta, "files_write", path="notes.md",
+                                     content="one's"))[0] is False
+                    assert (await on(two_meta, "files_read", path="notes.md"))[0] is True
+                    is_error, text = await on(one_meta, "files_read", path="notes.md")
+                    assert not is_error and json.loads(text)["text"] == "one's"
+                    refused = await call(client, "files_list")
+                    assert refused[0] is True and "no workspace session" in refused[1]
+                assert (await on(two_meta, "files_list"))[0] is True, "two is closed"
+                assert (await on(one_meta, "files_list"))[0] is False
+    assert [json.loads(line)["tool"] for line in one_log.lines] == [
+        "files_write", "files_read", "files_list"]
+    assert [json.loads(line)["tool"] for line in two_log.lines] == ["files_read"]
 
 
 @pytest.mark.parametrize(("rel", "content", "expected"), [

@@ -2,7 +2,9 @@
 
 Each (task, attempt) gets a fresh workspace session, the workspace tools plus `final_answer`
 through litellm tool calling, and a loop that ends at final_answer or when a budget (steps,
-tokens, wall time) runs out. Attempts are written to a hidden temporary folder and renamed to
+tokens, wall time) runs out. One workspace server serves all of a runner's sessions, each call
+naming its attempt's (`mock_workspace.attempts`), through one MCP client while `run` runs.
+Attempts are written to a hidden temporary folder and renamed to
 `<runs>/<variant>/<task_id>/attempt_<k>/` when complete, so an interrupted run leaves no
 half-written attempt and a rerun skips what is finished.
 """
@@ -18,10 +20,11 @@ import random
 import shutil
 import time
 from collections import Counter
-from collections.abc import Callable
+from collections.abc import AsyncIterator, Callable
+from contextlib import asynccontextmanager
 from multiprocessing.connection import Connection
 from pathlib import Path
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
 import anyio
 from pydantic import BaseModel, Field
@@ -41,6 +44,9 @@ from rubric_audit.load.runs import (
 from rubric_audit.load.world import WorldReader
 from rubric_audit.run.shard import Shard
 from rubric_audit.run.variants import Variant
+
+if TYPE_CHECKING:  # imported where used: a Runner that only plans never loads mcp
+    from mock_workspace.attempts import KeyedSessions
 
 NUDGE = "No tool was called. Use the tools, or call final_answer to submit your answer."
 CUT_NUDGE = ("Your reply ran into the output cap of {cap} tokens and was cut. Reply shorter: "
@@ -122,14 +128,30 @@ class Runner:
         self.folder = Path(runs) / variant.name
         # The workspace tools and final_answer as model tools, known after the first session.
         self.tools: list[dict[str, Any]] | None = None
-        # Every session's server answers the protocol handshake alike: the first session's
+        # The server answers the protocol handshake alike for every client: the first client's
         # answer is adopted by the rest instead of asking again.
         self._discovered: Any = None
         # Each world read and parsed once per process, not once per attempt.
         self._worlds = WorldReader(bench, with_text=False)
+        # One workspace server for every attempt, built for the first: each attempt opens its
+        # session in `_sessions` under a key its calls name. `_shared` is the client `run` keeps
+        # open for its attempts.
+        self._sessions: KeyedSessions | None = None
+        self._server: Any = None
+        self._shared: Any = None
 
-    async def _agent_loop(self, task: Task, client: Any, messages: list[dict[str, Any]],
-                          result: AttemptResult) -> str | None:
+    def _keyed_sessions(self) -> KeyedSessions:
+        """The sessions open on the runner's workspace server, the server built at first."""
+        from mock_workspace.attempts import KeyedSessions
+        from mock_workspace.server import build_server
+
+        if self._sessions is None:
+            self._sessions = KeyedSessions()
+            self._server = build_server(self._sessions)
+        return self._sessions
+
+    async def _agent_loop(self, client: Any, meta: dict[str, Any],
+                          messages: list[dict[str, Any]], result: AttemptResult) -> str | None:
         if self.tools is None:  # every session serves the same tools: convert them once
             self.tools = [{"type": "function", "function": {
                 "name": t.name, "description": t.description or "",
@@ -166,7 +188,7 @@ class Runner:
                     elif name == "final_answer":
                         content = "ERROR: final_answer needs an 'answer' string."
                     else:
-                        content = _tool_text(await client.call_tool(name, args))
+                        content = _tool_text(await client.call_tool(name, args, meta=meta))
                 messages.append({"role": "tool", "tool_call_id": call["id"], "name": name,
                                  "content": content})
             if answer is not None:
@@ -177,18 +199,31 @@ class Runner:
         """The output cap of each of the agent's steps."""
         return self.model.max_output_tokens or AGENT_OUTPUT_CAP
 
-    def _client(self, server: Any) -> Any:
-        """An mcp client of one session's server, adopting the first session's handshake."""
+    @asynccontextmanager
+    async def _client(self) -> AsyncIterator[Any]:
+        """A new mcp client of the workspace server, adopting the first client's handshake."""
         from mcp import Client
 
-        if self._discovered is None:
-            return Client(server)
-        return Client(server, mode=self._discovered.supported_versions[0],
-                      prior_discover=self._discovered)
+        self._keyed_sessions()  # builds the server at first
+        client = Client(self._server) if self._discovered is None else Client(
+            self._server, mode=self._discovered.supported_versions[0],
+            prior_discover=self._discovered)
+        async with client:
+            self._discovered = client.session.discover_result
+            yield client
+
+    @asynccontextmanager
+    async def _connection(self) -> AsyncIterator[Any]:
+        """The client `run` keeps open, or, for an attempt run on its own (a Ray actor's), a
+        client of its own."""
+        if self._shared is not None:
+            yield self._shared
+            return
+        async with self._client() as client:
+            yield client
 
     async def run_attempt(self, task: Task, index: int) -> AttemptResult:
         """One attempt, written atomically to attempt_<index>/."""
-        from mock_workspace.server import build_server
         from mock_workspace.session import Session
         from mock_workspace.telemetry import Telemetry
 
@@ -204,15 +239,14 @@ class Runner:
         telemetry = Telemetry()  # its lines are written with the attempt's other files
         started = time.monotonic()
         try:
-            with Session(self.bench, task, self._worlds) as session:
-                server = build_server(session, telemetry)
+            with Session(self.bench, task, self._worlds) as session, \
+                    self._keyed_sessions().opened(session, telemetry) as meta:
                 try:
                     with anyio.fail_after(self.budget.timeout):
-                        async with self._client(server) as client:
-                            self._discovered = client.session.discover_result
+                        async with self._connection() as client:
                             # Handled inside: the client's task group would wrap them in a group.
                             try:
-                                answer = await self._agent_loop(task, client, messages, result)
+                                answer = await self._agent_loop(client, meta, messages, result)
                             except _BudgetExhausted as exc:
                                 result.state, result.reason = "budget_exhausted", str(exc)
                             except ModelUnavailable as exc:
@@ -324,9 +358,14 @@ class Runner:
                 on_done(result)
 
         try:
-            async with anyio.create_task_group() as group:
-                for task, index in todo:
-                    group.start_soon(one, task, index)
+            async with self._client() as client:
+                self._shared = client
+                try:
+                    async with anyio.create_task_group() as group:
+                        for task, index in todo:
+                            group.start_soon(one, task, index)
+                finally:
+                    self._shared = None
         except ExceptionGroup as group_error:  # unusable input in one attempt: say it as it is
             if (unusable := input_error_in(group_error)) is None:
                 raise
