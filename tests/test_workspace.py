@@ -27,7 +27,7 @@ from mcp_types.version import LATEST_MODERN_VERSION
 
 from mock_workspace.attempts import KeyedSessions
 from mock_workspace.files import MAX_WRITE_BYTES
-from mock_workspace.server import build_server
+from mock_workspace.server import ON_A_WORKER_THREAD, _compiled_tools, build_server
 from mock_workspace.session import MAX_MESSAGE_BYTES, MAX_SESSION_WRITE_BYTES, Session
 from mock_workspace.sessions import MAX_SESSIONS
 from mock_workspace.telemetry import MAX_ARGUMENT_CHARS, Telemetry
@@ -305,6 +305,13 @@ async def test_one_server_serves_each_call_the_session_it_names(sample) -> None:
     assert [json.loads(line)["tool"] for line in one_log.lines] == [
         "files_write", "files_read", "files_list"]
     assert [json.loads(line)["tool"] for line in two_log.lines] == ["files_read"]
+
+
+def test_only_tools_that_parse_or_expand_run_on_a_worker_thread() -> None:
+    """The rest run in the server's event loop."""
+    tools = {t.name: t for t in _compiled_tools()}
+    assert {name for name, t in tools.items() if not t.is_async} == ON_A_WORKER_THREAD
+    assert len(tools) == 21
 
 
 @pytest.mark.parametrize(("rel", "content", "expected"), [
