@@ -22,6 +22,7 @@ from typing import Any
 import anyio
 import pytest
 from mcp import Client, StdioServerParameters
+from mcp.server._otel import OpenTelemetryMiddleware
 from mcp.shared.exceptions import MCPError
 from mcp_types.version import LATEST_MODERN_VERSION
 
@@ -307,11 +308,17 @@ async def test_one_server_serves_each_call_the_session_it_names(sample) -> None:
     assert [json.loads(line)["tool"] for line in two_log.lines] == ["files_read"]
 
 
-def test_only_tools_that_parse_or_expand_run_on_a_worker_thread() -> None:
-    """The rest run in the server's event loop."""
+def test_only_tools_that_parse_or_expand_run_on_a_worker_thread(sample) -> None:
+    """The rest run in the server's event loop; the runner's server drops the SDK's tracing
+    middleware, the servers others connect to keep it."""
+    with Session(sample, sample.task("kestrel_01")) as session:
+        served = build_server(session)
+        keyed = build_server(KeyedSessions())
     tools = {t.name: t for t in _compiled_tools()}
     assert {name for name, t in tools.items() if not t.is_async} == ON_A_WORKER_THREAD
     assert len(tools) == 21
+    assert any(isinstance(m, OpenTelemetryMiddleware) for m in served.middleware)
+    assert not any(isinstance(m, OpenTelemetryMiddleware) for m in keyed.middleware)
 
 
 @pytest.mark.parametrize(("rel", "content", "expected"), [
