@@ -12,10 +12,12 @@ half-written attempt and a rerun skips what is finished.
 from __future__ import annotations
 
 import csv
+import functools
 import io
 import json
 import multiprocessing
 import multiprocessing.connection
+import os
 import random
 import shutil
 import time
@@ -111,8 +113,22 @@ def _tool_text(result: Any) -> str:
     return f"ERROR: {text}" if result.is_error else text
 
 
-def _write_json(path: Path, data: Any) -> None:
-    path.write_text(json.dumps(data, indent=2, ensure_ascii=False) + "\n", encoding="utf-8")
+def _json_text(data: Any) -> str:
+    return json.dumps(data, indent=2, ensure_ascii=False) + "\n"
+
+
+def _write_new_files(folder: Path, files: dict[str, str]) -> None:
+    """Write each text (UTF-8) as a new file in `folder`, an attempt's staging folder: one open,
+    write and close a file, without the layers of Python's buffered text files (an attempt
+    writes seven). A file already there is an error, never written through."""
+    for name, text in files.items():
+        fd = os.open(folder / name, os.O_WRONLY | os.O_CREAT | os.O_EXCL, 0o666)
+        try:
+            data = memoryview(text.encode("utf-8"))
+            while data:
+                data = data[os.write(fd, data):]
+        finally:
+            os.close(fd)
 
 
 class Runner:
@@ -269,26 +285,34 @@ class Runner:
                        answer: str | None, telemetry: list[str]) -> None:
         status = {"completed": "completed", "budget_exhausted": "budget_exhausted",
                   "unavailable": "failed"}[result.state]
+        files = {"initial_messages.json": _json_text(initial),
+                 "verifiers.json": _json_text(Verifiers.dump_python([
+                     RecordedVerifier(verifier_id=c.id, verifier_version=1,
+                                      world_id=task.world_id, task_id=task.id,
+                                      eval_config_id="ec_output_llm",
+                                      verifier_values=VerifierValues(
+                                          criteria=c.text, is_primary_objective=c.primary),
+                                      verifier_index=i)
+                     for i, c in enumerate(task.criteria)], mode="json")),
+                 "trajectory.json": _json_text(RecordedTrajectory(
+                     messages=messages, output=answer, status=status,
+                     time_elapsed=result.wall_time,
+                     usage=RecordedUsage(**result.usage.model_dump())).model_dump(mode="json")),
+                 **self._run_files,
+                 "run_result.json": _json_text(result.model_dump())}
         if telemetry:  # as the server wrote it: a file only once a tool was called
-            (folder / "telemetry.jsonl").write_text("".join(telemetry), encoding="utf-8")
-        _write_json(folder / "initial_messages.json", initial)
-        _write_json(folder / "verifiers.json", Verifiers.dump_python([
-            RecordedVerifier(verifier_id=c.id, verifier_version=1, world_id=task.world_id,
-                             task_id=task.id, eval_config_id="ec_output_llm",
-                             verifier_values=VerifierValues(criteria=c.text,
-                                                            is_primary_objective=c.primary),
-                             verifier_index=i)
-            for i, c in enumerate(task.criteria)], mode="json"))
-        _write_json(folder / "trajectory.json", RecordedTrajectory(
-            messages=messages, output=answer, status=status, time_elapsed=result.wall_time,
-            usage=RecordedUsage(**result.usage.model_dump())).model_dump(mode="json"))
-        _write_json(folder / "agent_config.json", AgentConfig(
-            agent_config_id="rubric_audit_agent", agent_name="rubric-audit runner",
-            agent_config_values=self.budget.model_dump()).model_dump(mode="json"))
-        _write_json(folder / "orchestrator_extra_args.json", {
-            "model": self.model.model, "api_base": self.model.api_base,
-            "temperature": self.model.temperature, "max_tokens": self.output_cap})
-        _write_json(folder / "run_result.json", result.model_dump())
+            files["telemetry.jsonl"] = "".join(telemetry)
+        _write_new_files(folder, files)
+
+    @functools.cached_property
+    def _run_files(self) -> dict[str, str]:
+        """The files every attempt of this runner writes alike, made once."""
+        return {"agent_config.json": _json_text(AgentConfig(
+                    agent_config_id="rubric_audit_agent", agent_name="rubric-audit runner",
+                    agent_config_values=self.budget.model_dump()).model_dump(mode="json")),
+                "orchestrator_extra_args.json": _json_text({
+                    "model": self.model.model, "api_base": self.model.api_base,
+                    "temperature": self.model.temperature, "max_tokens": self.output_cap})}
 
     def write_results(self) -> None:
         """results.csv and results.failures.jsonl, rebuilt from the finished attempt folders.
