@@ -10,8 +10,10 @@ ratio is set by per-call work, not by waiting. The fake provider runs in a separ
 that its work is not charged to the runner.
 
 It also measures the model library alone on this machine: the same calls through `llm.complete`
-(litellm) with the runner's tools and no workspace. Three of those are the floor of an attempt's
-CPU, whatever the runner does; the rest is the runner's own (workspace session, MCP, files).
+(litellm) with the runner's tools and no workspace, the three requests of the warm-up attempt
+(its conversation as it grew, tool results included) replayed. Three of those are the floor of an
+attempt's CPU, whatever the runner does; the rest is the runner's own (workspace session, MCP,
+files).
 That difference is of two noisy figures on a shared machine, so the runner's own work is also
 measured directly: the same attempts in this process with each model call answered at once by
 the agent's script (`complete` replaced in the runner; no model library, no HTTP), best of three.
@@ -94,7 +96,10 @@ def main() -> None:
                         ModelConfig(model=model, api_base=url, api_key="sk-test"), Budget())
         todo, _ = runner.plan(bench.tasks, 1)
         anyio.run(runner.run, todo[:1], 1)  # warm up: imports and first connection
-        per_call = _model_library_alone(runner, len(todo) - 1, args.concurrency)
+        recorded = runner.folder / todo[0][0].id / "attempt_1" / "trajectory.json"
+        messages = json.loads(recorded.read_text())["messages"]
+        requests = [messages[:i] for i, m in enumerate(messages) if m["role"] == "assistant"]
+        per_call = _model_library_alone(runner, requests, len(todo) - 1, args.concurrency)
         start, cpu_start = time.perf_counter(), _cpu()
         states = runner.run_in_processes(todo[1:], args.concurrency, args.processes)
         wall, cpu = time.perf_counter() - start, _cpu() - cpu_start
@@ -118,26 +123,26 @@ def main() -> None:
     print(f"load average {os.getloadavg()[0]:.2f} on {os.cpu_count()} cores")
 
 
-def _model_library_alone(runner: Runner, calls: int, concurrency: int) -> float:
-    """CPU seconds per `llm.complete` call with the runner's tools and a one-turn conversation,
-    `calls` of them `concurrency` at a time, in this process (no workspace, no files)."""
-    messages = [{"role": "system", "content": runner.variant.system_prompt},
-                {"role": "user", "content": "What is the budget?"}]
-
+def _model_library_alone(runner: Runner, requests: list[list[dict[str, Any]]], attempts: int,
+                         concurrency: int) -> float:
+    """CPU seconds per `llm.complete` call with the runner's tools: an attempt's `requests`
+    (its conversation before each model call) sent `attempts` times, `concurrency` calls at a
+    time, in this process (no workspace, no files)."""
     async def calls_at_once() -> None:
         limiter = anyio.CapacityLimiter(concurrency)
 
-        async def one() -> None:
+        async def one(messages: list[dict[str, Any]]) -> None:
             async with limiter:
                 await complete(runner.model, messages, tools=runner.tools)
 
         async with anyio.create_task_group() as group:
-            for _ in range(calls):
-                group.start_soon(one)
+            for _ in range(attempts):
+                for messages in requests:
+                    group.start_soon(one, messages)
 
     start = _cpu()
     anyio.run(calls_at_once)
-    return (_cpu() - start) / calls
+    return (_cpu() - start) / (attempts * len(requests))
 
 
 def _runner_alone(bench: Any, tmp: Path, runner: Runner, attempts: int,
