@@ -1076,3 +1076,29 @@ def test_classes_fixed_after_holdout15(criterion: str, answer: str, prompt: str,
     """holdout15's: a quotient's working; an alternative raised and rejected; a bar a
     possessive names; a reference joined by slashes; scientific notation unread."""
     assert verdict(criterion, answer, prompt) == expected
+
+
+CLASSES_AFTER_HOLDOUT16 = [
+    # a unit over a unit is one quantity: an areal density is no volumetric one
+    ("States a panel density of 32 kg/m³", "The insulation panels weigh **32 kg/m²**.", "",
+     "fail"),
+    # another unit of the same kind converts, and 95 g/mile is no 95 g/km
+    ("States tailpipe emissions of 95 g/km", "The hatchback emits **95 g/mile** (WLTP).", "",
+     "fail"),
+    ("States tailpipe emissions of 95 g/km", "The hatchback emits **152.9 g/mile** (WLTP).", "",
+     "pass"),
+    # a rate the criterion may say in words ("per day") is not failed as another kind
+    ("States 40 kg of flour used per day", "Flour: **40 kg/day** across both lines.", "",
+     "not_applicable"),
+    # a unit that goes on past what the reader names decides nothing ("MWh per hour" is MW)
+    ("States an average load of 3.1 MW", "The hall drew **3.1 MWh per hour** on average.", "",
+     "not_applicable"),
+]
+
+
+@pytest.mark.parametrize(("criterion", "answer", "prompt", "expected"), CLASSES_AFTER_HOLDOUT16)
+def test_classes_fixed_after_holdout16(criterion: str, answer: str, prompt: str,
+                                       expected: str) -> None:
+    """holdout16's: a unit of another kind, or another unit of the same kind, beside the
+    criterion's number."""
+    assert verdict(criterion, answer, prompt) == expected

@@ -17,10 +17,11 @@ import re
 from dataclasses import dataclass, replace
 from typing import Literal
 
+from rubric_audit.checks import units
 from rubric_audit.checks.answer import Reading, read_answer
 from rubric_audit.checks.binding import TargetCheck, check_target
 from rubric_audit.checks.criterion import Claim, read_claim
-from rubric_audit.checks.numbers import MAX_READ_CHARS, Quantity, unread
+from rubric_audit.checks.numbers import MAX_READ_CHARS, MEASURE_AFTER, Quantity, unread
 from rubric_audit.checks.polarity import Polarity, meets, payments, valence, variance_flag
 from rubric_audit.core.model import CODE_GRADER, Attempt, CriterionGrade, Task
 
@@ -85,7 +86,7 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
                            checks=checks)
     missing = [c for c in checks if c.outcome == "not_found"]
     if missing:
-        return _missing(claim, reading, checks, missing, artifacts)
+        return _missing(claim, criterion, reading, checks, missing, artifacts)
     doubt = (_quoted_doubt(reading, checks) or _window_doubt(criterion, reading, checks)
              or _basis_doubt(criterion, reading, checks))
     if doubt is not None:
@@ -333,7 +334,50 @@ def _bare_answer(claim: Claim, number: str) -> CodeVerdict:
                        checks=[check])
 
 
-def _missing(claim: Claim, reading: Reading, checks: list[TargetCheck],
+# what may follow a unit and make it part of one the reader does not read whole: "MWh per
+# hour" (MW), "mg per kernel", "kg m⁻²", "t·km"
+UNIT_GOES_ON = re.compile(r"\s*(?:/|per\b|[⁻¹²³·*×])", re.I)
+
+
+def _unit_certain(text: str, q: Quantity) -> bool:
+    """Whether the unit of `q` is written right after it and nothing after the unit makes it
+    part of a larger one (a rate per something, a negative exponent)."""
+    after = text[q.end:q.end + 64]
+    unit = units.COMPOUND_AFTER.match(after) or units.UNIT_AFTER.match(after) \
+        or MEASURE_AFTER.match(after)
+    return unit is not None and not UNIT_GOES_ON.match(after, unit.end())
+
+
+def _other_unit(criterion: str, reading: Reading, missing: list[TargetCheck]) -> str | None:
+    """Why the answer fails where it gives a target's number in a unit the reader names with
+    certainty and the criterion's unit is another: of another kind ("15 kg/m²" for 15 kg/m³)
+    or of the same kind converting to another value ("118 g/mile" is 73.3 g/km). Different
+    kinds never match (#25 item 2); the number alone is no answer in the criterion's unit.
+    Where one unit is the other over something ("64.8 kg/day" for "64.8 kg ... per day"), or
+    either goes on past what the reader names ("4.2 MWh per hour"), the basis may be said in
+    words, so nothing is decided here."""
+    for c in missing:
+        target = c.target
+        if not target.measure or not _unit_certain(criterion, target):
+            continue
+        for q in reading.quantities:
+            if not q.measure or q.measure == target.measure or q.value != target.value:
+                continue
+            if (q.measure.startswith(target.measure + "/")
+                    or target.measure.startswith(q.measure + "/")
+                    or not _unit_certain(reading.text, q)):
+                continue
+            if not units.same_kind(q.measure, target.measure):
+                return (f"the answer states {q.text} in {q.measure}, a unit of another kind than "
+                        f"the criterion's {target.text} ({target.measure})")
+            converted = units.convert(q.value, q.measure, target.measure)
+            if not c.tolerance.contains(converted):
+                return (f"the answer states {q.text} in {q.measure}, which is {converted:,.4g} "
+                        f"in the criterion's {target.measure}; target {target.text}")
+    return None
+
+
+def _missing(claim: Claim, criterion: str, reading: Reading, checks: list[TargetCheck],
              missing: list[TargetCheck], artifacts: bool) -> CodeVerdict:
     names = ", ".join(c.target.text for c in missing)
     if reading.saved_file:
@@ -352,6 +396,9 @@ def _missing(claim: Claim, reading: Reading, checks: list[TargetCheck],
                                reason=f"the answer's numbers could not be read; target {names}")
         return CodeVerdict(verdict="fail",
                            reason=f"the answer states no number at all; target {names}", checks=checks)
+    mislabelled = _other_unit(criterion, reading, missing)
+    if mislabelled is not None:
+        return CodeVerdict(verdict="fail", reason=mislabelled, checks=checks)
     return CodeVerdict(verdict="not_applicable", reason=f"the answer states no value near {names}",
                        checks=checks)
 

@@ -98,6 +98,7 @@ CURRENCY_RANGE_BEFORE = NeedsWord(re.compile(
     r"(?:[$€£¥]|\b[A-Z]{3})\s?[\d,.]+\s?(?:[kKmMbB]|bn|mm|mn)\s*(?:-|–|—|to)\s*$"),
     ("-", "–", "—", "to"))
 PER_BEFORE = NeedsWord(re.compile(r"\bper\s*$", re.I), ("per",))
+UNIT_SLASH_BEFORE = re.compile(r"(?<![\w/])[A-Za-z]{1,3}/$")  # "L/100 km", "kg/1000"
 # "fourteen (14) days", "ninety thousand dollars ($90k)": the bracket restates the words
 NUMBER_WORD_BEFORE = re.compile(rf"\b(?:{NUMBER_WORDS}|thousand|million|billion)"
                                 r"(?:\s+(?:dollars?|euros?|pounds?(?:\s+sterling)?|yen|francs?))?\s*$", re.I)
@@ -290,6 +291,9 @@ def measure_unit(text: str) -> str:
 
 def _measure(after: str) -> str | None:
     """The pint unit a plain number is measured in, from the words right after it."""
+    compound = units.compound_after(after)  # "40 kg per m³" before "kg"
+    if compound:
+        return compound
     si = MEASURE_AFTER.match(after)
     return units.si_unit(measure_unit(si.group(1))) if si else units.unit_after(after)
 
@@ -375,8 +379,8 @@ def _quantity(match: re.Match[str], text: str) -> Quantity | None:
             return None  # part of a date
         if REFERENCE.search(before):
             return None  # clause 14.1, section 3
-        if PER_BEFORE.search(before):
-            return None  # "rate per 1,000 patient days": a denominator
+        if PER_BEFORE.search(before) or UNIT_SLASH_BEFORE.search(before):
+            return None  # "rate per 1,000 patient days", "9.4 L/100 km": a denominator
     head = None
     if dimension == "plain":  # "1.2 million m³" too; "1.79 million boxes" counts boxes
         (noun, head), measure = _counted(after), _measure(after)

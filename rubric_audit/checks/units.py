@@ -35,6 +35,8 @@ UNITS: dict[str, str] = {
     "square foot": "foot**2", "square feet": "foot**2", "yd²": "yard**2", "sq yd": "yard**2",
     "ha": "hectare", "hectare": "hectare", "acre": "acre",
     # volume
+    "cm²": "centimeter**2", "cm2": "centimeter**2", "mm²": "millimeter**2",
+    "mm2": "millimeter**2", "cm³": "centimeter**3", "cm3": "centimeter**3",
     "m³": "meter**3", "m3": "meter**3", "cubic metre": "meter**3", "cubic meter": "meter**3",
     "ft³": "foot**3", "cu ft": "foot**3", "cubic foot": "foot**3", "cubic feet": "foot**3",
     "L": "liter", "l": "liter", "litre": "liter", "liter": "liter", "mL": "milliliter",
@@ -141,6 +143,37 @@ def si_unit(measure: str) -> str | None:
         p for p in parts if p.startswith("/"))
 
 
+_SPELLINGS = "|".join(_spelling(u) for u in sorted(UNITS, key=len, reverse=True))
+# a unit over a unit: "kg/m³", "g/cm²", "g/mile", "kg per m³", "L/100 km" (a count of the
+# denominator's unit between them)
+COMPOUND_AFTER = re.compile(
+    rf"[ \t]?({_SPELLINGS})[ \t]?(?:/|per[ \t]+)[ \t]?(?:(\d{{1,6}})[ \t]?)?({_SPELLINGS})"
+    r"(?![-\w²³/·⋅])")
+
+# the same written with a negative exponent: "kg m⁻²", "g·cm⁻³"
+INVERSE_AFTER = re.compile(rf"[ \t]?({_SPELLINGS})[ \t·]([A-Za-z]{{1,3}})⁻([¹²³])(?![\w/·⋅])")
+SUPERSCRIPT_POWERS = {"¹": 1, "²": 2, "³": 3}
+
+
+def compound_after(text: str) -> str | None:
+    """The pint expression of a unit over a unit named right after a number ("1.12 g/cm²" ->
+    gram/centimeter**2, "118 g per mile" -> gram/mile, "9.4 L/100 km" ->
+    liter/(100*kilometer)), or None: the ratio is one quantity, so an areal density never meets
+    a volumetric one and a rate per mile is converted, not read as per kilometre."""
+    found = COMPOUND_AFTER.match(text)
+    if not found:
+        inverse = INVERSE_AFTER.match(text)
+        numerator, denominator = (unit_after(inverse.group(1)), unit_after(inverse.group(2))) \
+            if inverse else (None, None)
+        power = SUPERSCRIPT_POWERS[inverse.group(3)] if inverse else 1
+        return f"{numerator}/{denominator}**{power}" if numerator and denominator else None
+    numerator, denominator = unit_after(found.group(1)), unit_after(found.group(3))
+    if not (numerator and denominator):
+        return None
+    count = found.group(2)
+    return f"{numerator}/({count}*{denominator})" if count else f"{numerator}/{denominator}"
+
+
 @functools.cache
 def unit_named(text: str) -> str | None:
     """The pint unit `text` is, whole ("sq ft", "m", "t/ha" in a header's parentheses); kept
@@ -154,11 +187,11 @@ HEADING_QUALIFIER = re.compile(r"(?:\s+(?:equiv(?:alent)?|eq|est|approx|e))?\.?\
 
 @functools.cache
 def unit_heading(text: str) -> str | None:
-    """The pint unit a header's brackets name: alone ("sq ft") or before a word qualifying it
-    ("GWh equiv.", "m³ est."), which still says the column's kind."""
-    found = UNIT_AFTER.match(text.strip())
+    """The pint unit a header's brackets name: alone ("sq ft", "kg/m²") or before a word
+    qualifying it ("GWh equiv.", "m³ est."), which still says the column's kind."""
+    found = COMPOUND_AFTER.match(text.strip()) or UNIT_AFTER.match(text.strip())
     if found and HEADING_QUALIFIER.fullmatch(text.strip(), found.end()):
-        return unit_after(found.group(1))
+        return compound_after(found.group(0)) or unit_after(found.group(1))
     return None
 
 
@@ -173,8 +206,8 @@ def _registry() -> Any:
 def same_kind(one: str, other: str) -> bool:
     """Whether two pint units measure the same kind of thing (a length, an area, a yield)."""
     registry = _registry()
-    return bool(registry.parse_units(one).dimensionality ==
-                registry.parse_units(other).dimensionality)
+    return bool(registry.parse_expression(one).dimensionality ==
+                registry.parse_expression(other).dimensionality)
 
 
 TEMPERATURES = frozenset(("degC", "degF"))  # offset scales: converted value by value
@@ -182,7 +215,9 @@ TEMPERATURES = frozenset(("degC", "degF"))  # offset scales: converted value by 
 
 @functools.cache
 def _factor(source: str, target: str) -> float:
-    return float(_registry().Quantity(1.0, source).to(target).magnitude)
+    registry = _registry()  # an expression: "liter/(100*kilometer)" holds a count
+    return float((registry.parse_expression(source) / registry.parse_expression(target))
+                 .to("dimensionless").magnitude)
 
 
 def convert(value: float, source: str, target: str) -> float:
