@@ -1093,6 +1093,16 @@ CLASSES_AFTER_HOLDOUT16 = [
     # a unit that goes on past what the reader names decides nothing ("MWh per hour" is MW)
     ("States an average load of 3.1 MW", "The hall drew **3.1 MWh per hour** on average.", "",
      "not_applicable"),
+    # a column header's unit is the value's: 2.4 troy oz is no 2.4 kg
+    ("States 2.4 kg of platinum held",
+     "| Metal | Held (troy oz) |\n|---|---|\n| Platinum | 2.4 |\n| Rhodium | 0.9 |", "", "fail"),
+    # a row label's period ("$ per month") against an annual figure decides nothing
+    ("States an annual licence fee of $2,300",
+     "| Item | Amount |\n|---|---|\n| Seats | 40 |\n| Fee per seat ($ per month) | 2,300 |",
+     "", "not_applicable"),
+    # a header's "(000 km)" scales its column, so 18.2 is no miss of 18,200 km
+    ("States that van 7 drove 18,200 km",
+     "| Van | Distance (000 km) |\n|---|---|\n| 6 | 15.9 |\n| 7 | 18.2 |", "", "not_applicable"),
 ]
 
 
@@ -1100,5 +1110,5 @@ CLASSES_AFTER_HOLDOUT16 = [
 def test_classes_fixed_after_holdout16(criterion: str, answer: str, prompt: str,
                                        expected: str) -> None:
     """holdout16's: a unit of another kind, or another unit of the same kind, beside the
-    criterion's number."""
+    criterion's number; a header's unit or scale, a row label's period."""
     assert verdict(criterion, answer, prompt) == expected

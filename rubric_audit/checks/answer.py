@@ -504,6 +504,11 @@ def _unit_template(label: str) -> Quantity | None:
     counted = COUNT_HEADER.search(label)
     base = Quantity(value=1.0, dimension="plain", currency=None, scale=1.0, decimals=0,
                     text="", start=0, end=0)
+    thousands = THOUSANDS_OF.search(label)
+    if thousands:  # "Avg mileage (000 miles)": thousands of the unit or thing it names
+        named = units.unit_heading(thousands.group(1))
+        return replace(base, scale=1e3, measure=named,
+                       noun=None if named else thousands.group(1).lower().rstrip("s"))
     if counted and stem(counted.group(1).lower()) not in MONEY_WORDS:
         return replace(base, noun=counted.group(1).lower()[:-1],
                        scale=HEADER_SCALES[counted.group(2).lower().strip("'")])
@@ -539,6 +544,7 @@ def _unit_template(label: str) -> Quantity | None:
 
 
 HEADER_RATE = re.compile(r"\(\s*([^()/]{1,16}?)\s*(?:/|\bper\s)\s*([^()]{1,40})\)", re.I)
+THOUSANDS_OF = re.compile(r"\(\s*'?000s?\s+([A-Za-z][A-Za-z ]{0,19}?)\s*\)")
 # "HGV transactions (m)", "Outpatient visits (k)": a count in a scale, not metres or money
 COUNT_HEADER = re.compile(r"\b([A-Za-z]{3,}s)\s*\(\s*(k|m|mn|bn|000s?|'000s?)\s*\)\s*$")
 MONEY_WORDS = frozenset(stem(w) for w in (

@@ -18,7 +18,7 @@ from dataclasses import dataclass, replace
 from typing import Literal
 
 from rubric_audit.checks import units
-from rubric_audit.checks.answer import Reading, read_answer
+from rubric_audit.checks.answer import HEADER_PARENS, Reading, read_answer
 from rubric_audit.checks.binding import TargetCheck, check_target
 from rubric_audit.checks.criterion import Claim, read_claim
 from rubric_audit.checks.numbers import MAX_READ_CHARS, MEASURE_AFTER, Quantity, unread
@@ -247,10 +247,13 @@ TAX_OUT = re.compile(r"\b(?:ex|excl|excluding|exclusive\s+of|net\s+of|before)\.?
 TAX_IN = re.compile(r"\b(?:inc|incl|including|inclusive\s+of)\.?[-\s]*(?:GST|VAT)\b", re.I)
 FIGURES_PER = re.compile(r"\b(?:figures|values|numbers|amounts|rates)\b[^.\n]{0,40}?\bper\s+"
                          r"(?:\d+-\w+\s+)?(\w+)", re.I)
-PERIODS = {"day": "day", "daily": "day", "week": "week", "weekly": "week", "month": "month",
+PERIODS = {"term": "term", "termly": "term", "day": "day", "daily": "day", "week": "week", "weekly": "week", "month": "month",
            "monthly": "month", "quarter": "quarter", "quarterly": "quarter", "year": "year",
            "annual": "year", "annually": "year", "yearly": "year", "annum": "year"}
 PERIOD_WORD = re.compile(rf"\b({'|'.join(PERIODS)})\b", re.I)
+# a table row's label saying what its value is per: "| Cost per pupil (£ per term) | 1,450 |"
+ROW_LABEL_PER = re.compile(r"^\s*\|[^|\n]*\bper\s+(day|week|month|quarter|term|year|annum)\b"
+                           r"[^|\n]*\|[^|\n]*$", re.I | re.M)
 PERIOD_AFTER = re.compile(r"\s*(?:[A-Za-z]+\s+)?(?:per|a|an|each|every|/)\s*"
                           r"(day|week|month|quarter|year|annum)\b", re.I)
 
@@ -281,6 +284,11 @@ def _basis_doubt(criterion: str, reading: Reading, checks: list[TargetCheck]) ->
             if period and said and PERIODS[period.group(1).lower()] not in said:
                 return (f"the answer gives {q.text} per {period.group(1).lower()}, and the "
                         f"criterion a figure per {sorted(said)[0]}")
+            label = ROW_LABEL_PER.search(reading.text, reading.text.rfind("\n", 0, q.start) + 1,
+                                         q.start)
+            if label and said and PERIODS[label.group(1).lower()] not in said:
+                return (f"the answer's row label gives {q.text} per {label.group(1).lower()}, "
+                        f"and the criterion a figure per {sorted(said)[0]}")
     return None
 
 
@@ -341,7 +349,8 @@ UNIT_GOES_ON = re.compile(r"\s*(?:/|per\b|[⁻¹²³·*×])", re.I)
 
 def _unit_certain(text: str, q: Quantity) -> bool:
     """Whether the unit of `q` is written right after it and nothing after the unit makes it
-    part of a larger one (a rate per something, a negative exponent)."""
+    part of a larger one (a rate per something, a negative exponent); a column header's
+    brackets naming it ("Recovered (troy oz)") are as certain."""
     after = text[q.end:q.end + 64]
     unit = units.COMPOUND_AFTER.match(after) or units.UNIT_AFTER.match(after) \
         or MEASURE_AFTER.match(after)
@@ -360,12 +369,13 @@ def _other_unit(criterion: str, reading: Reading, missing: list[TargetCheck]) ->
         target = c.target
         if not target.measure or not _unit_certain(criterion, target):
             continue
-        for q in reading.quantities:
+        for q, header in zip(reading.quantities, reading.headers, strict=True):
             if not q.measure or q.measure == target.measure or q.value != target.value:
                 continue
+            headed = q.measure in map(units.unit_heading, HEADER_PARENS.findall(header))
             if (q.measure.startswith(target.measure + "/")
                     or target.measure.startswith(q.measure + "/")
-                    or not _unit_certain(reading.text, q)):
+                    or not (headed or _unit_certain(reading.text, q))):
                 continue
             if not units.same_kind(q.measure, target.measure):
                 return (f"the answer states {q.text} in {q.measure}, a unit of another kind than "

@@ -50,6 +50,8 @@ UNITS: dict[str, str] = {
     "kilotonne": "kilometric_ton", "Mt": "megametric_ton",
     "megatonne": "megametric_ton", "lb": "pound", "lbs": "pound",
     "short ton": "short_ton",
+    # precious metals: a troy ounce, said as such ("oz" alone is left out above)
+    "troy oz": "troy_ounce", "troy ounce": "troy_ounce", "ozt": "troy_ounce",
     # emissions: tonnes of CO2 equivalent are tonnes (of a gas's weighted mass)
     "tCO2e": "metric_ton", "tCO₂e": "metric_ton", "t CO2e": "metric_ton", "t CO₂e": "metric_ton",
     "tCO2": "metric_ton", "tCO₂": "metric_ton", "ktCO2e": "kilometric_ton",
