@@ -129,12 +129,12 @@ def test_a_document_number_is_no_quantity() -> None:
 
 
 def test_a_header_unit_of_another_scale_is_not_ignored() -> None:
-    """A column in kWh holds 1,250: it is 1.25 MWh, not 1,250 MWh (and nothing else is near
-    it); 8.2 in a µg/mL column is 8.2 mg/L (converted, through pint)."""
+    """A column in kWh holds 1,250: it is 1.25 MWh, not 1,250 MWh, so the criterion's number
+    in the header's other unit fails; 8.2 in a µg/mL column is 8.2 mg/L (converted, through
+    pint)."""
     table = "| Site | Consumption ({unit}) |\n|---|---|\n| Leeds | 1,250 |\n| York | 980 |"
     criterion = "States annual consumption of 1,250 MWh at Leeds"
-    assert verdict(criterion, table.format(unit="kWh")) == "not_applicable"  # 1.25 MWh: no
-    # value near 1,250 MWh
+    assert verdict(criterion, table.format(unit="kWh")) == "fail"  # 1.25 MWh
     assert verdict(criterion, table.format(unit="MWh")) == "pass"
     assert verdict("States a peak of 8.2 mg/L", "| Sample | Level (µg/mL) |\n|---|---|\n"
                    "| Peak | 8.2 |") == "pass"

@@ -247,7 +247,8 @@ TAX_OUT = re.compile(r"\b(?:ex|excl|excluding|exclusive\s+of|net\s+of|before)\.?
 TAX_IN = re.compile(r"\b(?:inc|incl|including|inclusive\s+of)\.?[-\s]*(?:GST|VAT)\b", re.I)
 FIGURES_PER = re.compile(r"\b(?:figures|values|numbers|amounts|rates)\b[^.\n]{0,40}?\bper\s+"
                          r"(?:\d+-\w+\s+)?(\w+)", re.I)
-PERIODS = {"term": "term", "termly": "term", "day": "day", "daily": "day", "week": "week", "weekly": "week", "month": "month",
+PERIODS = {"term": "term", "termly": "term", "day": "day", "daily": "day", "week": "week",
+           "weekly": "week", "month": "month",
            "monthly": "month", "quarter": "quarter", "quarterly": "quarter", "year": "year",
            "annual": "year", "annually": "year", "yearly": "year", "annum": "year"}
 PERIOD_WORD = re.compile(rf"\b({'|'.join(PERIODS)})\b", re.I)
