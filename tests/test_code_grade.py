@@ -1112,3 +1112,19 @@ def test_classes_fixed_after_holdout16(criterion: str, answer: str, prompt: str,
     """holdout16's: a unit of another kind, or another unit of the same kind, beside the
     criterion's number; a header's unit or scale, a row label's period."""
     assert verdict(criterion, answer, prompt) == expected
+
+
+CLASSES_AFTER_HOLDOUT17 = [
+    # a planning reference with a letter suffix is an identifier, not two values: with the
+    # criterion's "up to" bound set aside nothing is left to pass on
+    ("States that consent 20/03117/OUT allows up to 75 homes",
+     "Outline consent **20/03117/OUT** allows **64 homes** on the field.", "", "not_applicable"),
+]
+
+
+@pytest.mark.parametrize(("criterion", "answer", "prompt", "expected"), CLASSES_AFTER_HOLDOUT17)
+def test_classes_fixed_after_holdout17(criterion: str, answer: str, prompt: str,
+                                       expected: str) -> None:
+    """holdout17's: a reference with a letter suffix; a '(hp)' column; a range the value is
+    'above'; words for a duration; an arrow to an approximate result; direction words."""
+    assert verdict(criterion, answer, prompt) == expected
