@@ -1119,6 +1119,11 @@ CLASSES_AFTER_HOLDOUT17 = [
     # criterion's "up to" bound set aside nothing is left to pass on
     ("States that consent 20/03117/OUT allows up to 75 homes",
      "Outline consent **20/03117/OUT** allows **64 homes** on the field.", "", "not_applicable"),
+    # a column in horsepower converts: 90 hp is 67.1 kW, no 90 kW
+    ("States that the dredger's pump is rated at 90 kW",
+     "| Pump | Drive (hp) | Fitted |\n|---|---|---|\n| Main | 90 | 2014 |", "", "fail"),
+    ("States that the dredger's pump is rated at 67 kW",
+     "| Pump | Drive (hp) | Fitted |\n|---|---|---|\n| Main | 90 | 2014 |", "", "pass"),
 ]
 
 

@@ -65,6 +65,8 @@ UNITS: dict[str, str] = {
     "GWh": "gigawatt_hour", "TWh": "terawatt_hour", "W": "watt", "kW": "kilowatt",
     "MW": "megawatt", "GW": "gigawatt", "J": "joule", "kJ": "kilojoule", "MJ": "megajoule",
     "GJ": "gigajoule", "Btu": "Btu", "BTU": "Btu", "MMBtu": "megaBtu", "therm": "therm",
+    # an engine's mechanical horsepower (745.7 W); the metric "PS" is another and left out
+    "hp": "horsepower", "bhp": "horsepower", "horsepower": "horsepower",
     # temperature
     "°C": "degC", "ºC": "degC", "degrees Celsius": "degC", "°F": "degF", "ºF": "degF",
     "degrees Fahrenheit": "degF",
