@@ -1124,6 +1124,9 @@ CLASSES_AFTER_HOLDOUT17 = [
      "| Pump | Drive (hp) | Fitted |\n|---|---|---|\n| Main | 90 | 2014 |", "", "fail"),
     ("States that the dredger's pump is rated at 67 kW",
      "| Pump | Drive (hp) | Fitted |\n|---|---|---|\n| Main | 90 | 2014 |", "", "pass"),
+    # a span said in words of a period is not read, so it is no answer without a number
+    ("States that the concession runs for 50 years",
+     "The concession runs for half a century, expiring on 30 June 2076.", "", "not_applicable"),
 ]
 
 

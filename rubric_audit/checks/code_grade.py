@@ -33,6 +33,11 @@ UNREAD_NUMBERS = re.compile(r"\d+(?:[.,]\d+){2,}|\b\d+(?:\.\d+)?[eE][+-]?\d+\b")
 CONTINENTAL = re.compile(r"(?<![\d.,])\d{1,3}(?:\.\d{3}){2,}(?![\d.,])|(?:€|EUR)\s?\d{1,3}"
                          r"(?:\.\d{3})*,\d{2}(?![\d.,])|(?<![\d.,])\d{1,3}(?:[ \u00a0\u202f]\d{3})+"
                          r"(?![\d.,])")
+# a span said in words of a period or a fraction of one, which the reader does not take as a
+# value: "a quarter of a century", "half a century", "a decade", "a fortnight", "a dozen years"
+PERIOD_WORDS = re.compile(r"\b(?:(?:a\s+)?(?:quarter|half|third)\s+(?:of\s+)?an?\s+(?:century|decade|"
+                          r"year)|(?:a|one|two|three|half\s+a)\s+(?:centur(?:y|ies)|decades?)|"
+                          r"a\s+fortnight|a\s+dozen\s+\w+)\b", re.I)
 BARE_ANSWER = re.compile(r"\s*([-−]?\d[\d,]*(?:\.\d+)?)\s*\.?\s*")
 
 
@@ -405,6 +410,9 @@ def _missing(claim: Claim, criterion: str, reading: Reading, checks: list[Target
         if UNREAD_NUMBERS.search(reading.text):  # numbers the reader could not read as values
             return CodeVerdict(verdict="not_applicable", checks=checks,
                                reason=f"the answer's numbers could not be read; target {names}")
+        if PERIOD_WORDS.search(reading.text):
+            return CodeVerdict(verdict="not_applicable", checks=checks, reason=(
+                f"the answer says a span in words of a period, which is not read; target {names}"))
         return CodeVerdict(verdict="fail",
                            reason=f"the answer states no number at all; target {names}", checks=checks)
     mislabelled = _other_unit(criterion, reading, missing)
