@@ -7,7 +7,10 @@ from pathlib import Path
 
 CORPUS = Path(__file__).parent / "corpus"
 CLASSES = {"identifier", "within_prose", "prompt_rounding", "subject_binding", "non_numeric_claim",
-           "false_hedge", "implied_unit", "plain_fail", "ordinary"}
+           "false_hedge", "implied_unit", "plain_fail", "ordinary",
+           # the classes #25 named, and the shapes a held-out set's author chose
+           "sign_direction", "units", "hedge_revision", "multi_value", "approx_inequality",
+           "words_scale_duration", "dates_periods", "rival_binding", "percent_points", "own_shape"}
 CRITERIA_FIELDS = {"id", "domain", "failure_class", "prompt", "criterion", "explanation", "answer",
                    "verdict", "code", "why"}
 LINT_FIELDS = {"id", "domain", "check", "prompt", "criterion", "explanation", "expected", "why"}
@@ -18,7 +21,8 @@ ITEM_FIELDS = {"id", "domain", "check", "task", "criteria", "attempts", "strengt
 
 def read_cases(kind: str) -> list[dict]:
     cases = []
-    for path in sorted([*(CORPUS / kind).glob("*.jsonl"), *(CORPUS / "holdout" / kind).glob("*.jsonl")]):
+    """Every case of a kind: the tuned corpus's and every held-out set's."""
+    for path in sorted([*(CORPUS / kind).glob("*.jsonl"), *CORPUS.glob(f"holdout*/{kind}/*.jsonl")]):
         for number, line in enumerate(path.read_text(encoding="utf-8").splitlines(), start=1):
             case = json.loads(line)
             assert isinstance(case, dict), f"{path.name}:{number} is not an object"
