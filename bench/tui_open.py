@@ -28,6 +28,7 @@ from rubric_audit.load.runs import RecordedRuns
 from rubric_audit.load.trajectory import normalise_trajectory
 from rubric_audit.review.session import ReviewData
 from rubric_audit.store.audit_store import AuditStore
+from rubric_audit.store.run_import import add_runs
 from tui.app import ReviewApp
 
 
@@ -50,7 +51,7 @@ def build(db: Path, tasks: int, attempts: int) -> None:
                                            grader="recorded", verdict="fail" if i % 4 else "pass",
                                            rationale="r" * 300) for c in task.criteria]
     with AuditStore(db) as store, store.transaction():
-        store.add_runs(runs)
+        add_runs(store, runs)
 
 
 async def measure(out: Path, moves: int) -> tuple[float, float, float]:
@@ -91,7 +92,7 @@ def build_long(db: Path, steps: int) -> None:
     runs = RecordedRuns(attempts=[attempt], tasks={task.id: task}, grades=[CriterionGrade(
         attempt_id=attempt.id, criterion_id="c", grader="recorded", verdict="fail")])
     with AuditStore(db) as store, store.transaction():
-        store.add_runs(runs)
+        add_runs(store, runs)
 
 
 async def measure_trajectory(out: Path, repeats: int = 5) -> dict[str, float]:
@@ -158,7 +159,7 @@ def build_big(db: Path, mb: int, attempts: int = 2) -> None:
         runs.grades.append(CriterionGrade(attempt_id=attempt.id, criterion_id="c",
                                           grader="recorded", verdict="fail", rationale=big))
     with AuditStore(db) as store, store.transaction():
-        store.add_runs(runs)
+        add_runs(store, runs)
 
 
 def rss_mb() -> float:

@@ -382,6 +382,8 @@ def test_an_audit_that_meets_an_unreadable_stored_review_changes_nothing(tmp_pat
 def test_a_deeply_nested_json_file_is_sniffed_in_memory_linear_in_its_size(tmp_path: Path) -> None:
     """Whether a run folder holds inspect_ai logs is decided by the top-level keys of its JSON
     files, streamed; the keys of one nested 100k deep cost 10 GB while their paths were kept."""
+    import inspect_ai.log  # noqa: F401 (imported before the memory is traced: not the sniffing's)
+
     from rubric_audit.load.inspect_log import is_inspect_log
 
     (tmp_path / "deep.json").write_text('{"eval": ' + "[" * 100_000 + "]" * 100_000 + "}")

@@ -298,7 +298,7 @@ def test_a_failed_audit_leaves_the_previous_store_and_reports(tmp_path: Path,
     def crash(*args: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(rubric_audit.audit.job, "run_lints", crash)
+    monkeypatch.setattr(rubric_audit.audit.job, "check_attempts", crash)
     result = invoke("audit", root, "--out", out)
     assert result.exit_code == 1 and "internal error (OSError: disk full)" in result.stderr
     with AuditStore(out / "audit.db") as store:

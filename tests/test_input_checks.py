@@ -129,8 +129,8 @@ def _import(tmp_path: Path, *paths: Path) -> tuple[list, list[str]]:
     """Import `paths` into a new store: the findings, and the attempt ids stored."""
     tmp_path.mkdir(exist_ok=True)
     with AuditStore(tmp_path / "audit.db") as store:
-        _, findings = import_into(store, load_sources(list(paths)), None)
-        return findings, sorted(a.id for a in store.attempts())
+        import_into(store, load_sources(list(paths)), None)
+        return store.findings(), sorted(a.id for a in store.attempts())
 
 
 def test_two_recordings_of_one_attempt_id_are_a_finding_and_neither_is_stored(

@@ -437,8 +437,8 @@ def test_a_sample_id_twice_at_one_epoch_is_a_finding_not_an_overwrite(measured_l
         second["id"] = "s1"
     path = _with_samples(measured_logs, tmp_path, duplicate)
     with AuditStore(tmp_path / "audit.db") as store:
-        _, findings = import_into(store, load_sources([path]), None)
-        stored = {a.id for a in store.attempts()}
+        import_into(store, load_sources([path]), None)
+        findings, stored = store.findings(), {a.id for a in store.attempts()}
     [finding] = [f for f in findings if f.check == "input_id_collision"]
     assert finding.evidence["attempt"].endswith("/measured_task:s1/1")
     assert finding.evidence["sources"] == [str(path), str(path)]

@@ -161,7 +161,7 @@ def test_every_rescoring_option_scores_its_tasks_as_computed_by_hand() -> None:
     `grader_error_as_pass` the task so labelled counts as passed in all four (it moved pass@1
     only), under `unearned_as_fail` as failed in pass@1, pass@k and pass^k."""
     from rubric_audit.core.model import Attempt, Criterion, CriterionGrade, Finding, Task
-    from rubric_audit.report.statistics import OPTIONS, build_statistics
+    from rubric_audit.report.statistics import OPTIONS, FindingRow, build_statistics
 
     tasks = [Task(id=t, name=t, world_id="w", prompt="p", criteria=[
         Criterion(id=f"{t}_c1", text="a"), Criterion(id=f"{t}_c2", text="b")])
@@ -177,8 +177,8 @@ def test_every_rescoring_option_scores_its_tasks_as_computed_by_hand() -> None:
     flag = Finding(task_id="t4", check="control_gold_fails", severity="error", message="m")
     labels: dict[str, str | None] = {"t1": "ambiguous", "t2": "defective_task",
                                      "t5": "grader_error", "t6": "unearned"}
-    stats = build_statistics(tasks, attempts, grades, ["recorded"], [flag], {}, labels,
-                             achievable={"t1", "t3"}, finding_reviews=[])
+    stats = build_statistics(tasks, attempts, grades, ["recorded"], [FindingRow.of(flag)], {},
+                             labels, achievable={"t1", "t3"}, finding_reviews=[])
     rows = {r.option: r for r in stats.scores}
     assert set(rows) == set(OPTIONS) == set(RESCORED)
     for option, expected in RESCORED.items():

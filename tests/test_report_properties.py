@@ -23,6 +23,7 @@ from rubric_audit.load.runs import RecordedRuns
 from rubric_audit.report.html import SCRIPT
 from rubric_audit.report.stats import mean_interval, paired_difference, proportion
 from rubric_audit.store.audit_store import AuditStore
+from rubric_audit.store.run_import import add_runs
 
 BOUNDED_METHODS = ("wilson", "clopper-pearson")
 
@@ -125,7 +126,7 @@ def _write_audit(spec: dict[str, Any], folder: Path) -> dict[str, Any]:
     runs = _runs(spec)
     with AuditStore(folder / "audit.db") as store:
         with store.transaction():
-            store.add_runs(runs)
+            add_runs(store, runs)
             store.add_recorded_controls(runs.controls, runs.control_grades)
             for t, label in enumerate(spec["labels"]):
                 if label:

@@ -13,7 +13,7 @@ from pathlib import Path
 import pytest
 from typer.testing import CliRunner
 
-from rubric_audit.audit import job
+from rubric_audit.audit import reports
 from rubric_audit.audit.job import write_reports
 from rubric_audit.cli import app
 from rubric_audit.core.model import Review
@@ -133,14 +133,14 @@ def test_the_site_is_made_again_only_when_what_it_shows_changed(copied: Path) ->
 def test_a_failure_while_the_site_is_made_keeps_the_previous_one(
         copied: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     before = folder_contents(copied, "audit.db")
-    real = job.site_pages
+    real = reports.site_pages
 
     def failing(*args: object, **kwargs: object):  # type: ignore[no-untyped-def]
         pages = real(*args, **kwargs)  # type: ignore[arg-type]
         yield next(pages)
         raise RuntimeError("disk on fire")
 
-    monkeypatch.setattr(job, "site_pages", failing)
+    monkeypatch.setattr(reports, "site_pages", failing)
     with AuditStore(copied / "audit.db") as store, pytest.raises(RuntimeError):
         _review(store, "ben", "kestrel_05", "sound")  # what a page shows changed
         write_reports(store, copied)

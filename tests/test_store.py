@@ -3,15 +3,21 @@
 from __future__ import annotations
 
 import sqlite3
+from collections.abc import Callable
 from pathlib import Path
 
 import pytest
 
-from rubric_audit.audit.job import import_runs
+from rubric_audit.audit.job import import_runs, run_audit
 from rubric_audit.core.errors import InputError
 from rubric_audit.core.model import FindingReview, Review
-from rubric_audit.store.audit_store import MIGRATIONS, SCHEMA_VERSION, AuditStore
-from tests.conftest import SHARED_RUNS, make_task, make_variant, write_json
+from rubric_audit.store.audit_store import (
+    MIGRATIONS,
+    SCHEMA_VERSION,
+    AuditStore,
+    _ungraded_apart,
+)
+from tests.conftest import SAMPLE, SHARED_RUNS, make_task, make_variant, write_json
 
 
 def test_new_store_is_at_current_schema(tmp_path: Path) -> None:
@@ -238,20 +244,56 @@ def test_a_store_made_before_application_ids_opens_and_gets_one(tmp_path: Path) 
     db.close()
 
 
-def test_an_older_store_gains_the_measurement_tables_and_keeps_its_rows(tmp_path: Path) -> None:
-    db = tmp_path / "audit.db"
-    import_runs([SHARED_RUNS], db, None)
+UNDO = {"CREATE TABLE measurements": "DROP TABLE measurements; DROP TABLE source_metrics;",
+        "CREATE TABLE unchecked": "DROP INDEX findings_by_attempt; ALTER TABLE findings DROP "
+                                  "COLUMN attempt_id; DROP TABLE unchecked; DROP TABLE sources;"
+                                  " DROP TABLE intervals;"}
+
+
+def _as_before(db: Path, migration: str | Callable[[sqlite3.Connection], None]) -> None:
+    """The store as it was before `migration` (a function, or the one whose SQL holds it), and
+    the migrations after it."""
+    before = (MIGRATIONS.index(migration) if callable(migration) else
+              next(i for i, m in enumerate(MIGRATIONS) if isinstance(m, str) and migration in m))
     raw = sqlite3.connect(db)
-    before = next(i for i, m in enumerate(MIGRATIONS)
-                  if isinstance(m, str) and "CREATE TABLE measurements" in m)
-    raw.executescript("DROP TABLE measurements; DROP TABLE source_metrics;")
+    for m in reversed(MIGRATIONS[before:]):
+        if isinstance(m, str):  # a function rewrote rows: nothing of the schema to undo
+            raw.executescript(next(undo for made, undo in UNDO.items() if made in m))
     raw.execute(f"PRAGMA user_version = {before}")
     raw.commit()
     raw.close()
+
+
+def test_an_older_store_gains_the_measurement_tables_and_keeps_its_rows(tmp_path: Path) -> None:
+    db = tmp_path / "audit.db"
+    import_runs([SHARED_RUNS], db, None)
+    _as_before(db, "CREATE TABLE measurements")
     with AuditStore(db) as store:
         assert store.schema_version == SCHEMA_VERSION
         assert (store.measurements(), store.source_metrics()) == ([], [])
         assert len(store.attempts()) == 28
+
+
+def test_an_older_store_gains_the_tables_of_archive_audits_and_keeps_its_rows(
+        tmp_path: Path) -> None:
+    """A store made before checks ran per attempt opens, and its next audit checks every
+    attempt (nothing recorded says which were checked)."""
+    out = tmp_path / "out"
+    run_audit(SAMPLE, None, out)
+    findings = (out / "findings.jsonl").read_text()
+    _as_before(out / "audit.db", "CREATE TABLE unchecked")
+    with AuditStore(out / "audit.db") as store:
+        assert store.schema_version == SCHEMA_VERSION
+        assert store.meta("stages") and store.db.execute(
+            "SELECT count(*) FROM findings WHERE attempt_id IS NOT NULL").fetchone() == (0,)
+        store.set_meta("stages", {})  # as such a store has none
+        store.set_meta("inputs", None)  # and changed inputs: not reused whole
+    (out / "findings.jsonl").unlink()
+    assert not run_audit(SAMPLE, None, out).reused
+    assert (out / "findings.jsonl").read_text() == findings
+    with AuditStore(out / "audit.db") as store:
+        assert store.db.execute("SELECT count(*) FROM findings WHERE attempt_id IS NOT NULL"
+                                ).fetchone()[0] > 0
 
 
 def test_measurements_and_source_metrics_are_stored_once(measured_logs,
@@ -321,7 +363,7 @@ def test_an_older_store_s_never_graded_attempts_become_ungraded(tmp_path: Path) 
                                        "agent_status": status})
             store.db.execute("UPDATE attempts SET state = 'unavailable', json = ? WHERE "
                              "attempt_id = ?", (row.model_dump_json(), a.id))
-        store.db.execute(f"PRAGMA user_version = {SCHEMA_VERSION - 1}")
+    _as_before(db, _ungraded_apart)
     with AuditStore(db) as store:
         assert store.schema_version == SCHEMA_VERSION
         states = {a.index: (a.state, a.unavailable_reason) for a in store.attempts()}

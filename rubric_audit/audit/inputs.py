@@ -1,8 +1,11 @@
-"""A fingerprint of everything an offline audit reads, so an audit of unchanged inputs is reused.
+"""Fingerprints of what an offline audit reads, so that unchanged inputs are not read again.
 
-Like make and git, it trusts each file's path, size and modification time instead of reading the
-file: walking a benchmark with thousands of run folders costs a fraction of a second, reading it
-costs the audit. rubric-audit's own code is part of the fingerprint, so a changed check is rerun.
+Like make and git, they trust each file's path, size and modification time instead of reading
+the file: walking a benchmark with thousands of run folders costs a fraction of a second, reading
+it costs the audit. A folder's digest covers its files and, by their digests, its subfolders (a
+Merkle tree), so one walk gives the whole input's fingerprint and each run folder's own: an audit
+of unchanged inputs is reused, and one with a variant added reads only that variant.
+rubric-audit's own code is part of the fingerprint, so a changed check is rerun.
 """
 
 from __future__ import annotations
@@ -10,56 +13,147 @@ from __future__ import annotations
 import hashlib
 import json
 import os
+import struct
+from concurrent.futures import ThreadPoolExecutor
+from dataclasses import dataclass, field
 from pathlib import Path
 
 import rubric_audit
 
 CODE = Path(rubric_audit.__file__).resolve().parent
+KEPT_DEPTH = 2
+"""Folders this deep under a walked root keep their digest (a runs folder's variant folders)."""
+INPUTS_META = "inputs"
+"""Fingerprint of the last complete offline audit's inputs (in the store's meta); any import
+clears it."""
+_STAT = struct.Struct("<QqQ")
 
 
-def _walk(root: Path, skip: Path | None, digest: hashlib.blake2b) -> None:
-    """Feed every file under `root` with its size and mtime to `digest`, and every folder by name
-    (links are not walked into, but a link's target is stat'ed)."""
-    pending = [root]
-    while pending:
-        folder = pending.pop()
-        if skip is not None and folder == skip:
-            continue
+def _digest(parts: list[bytes]) -> bytes:
+    return hashlib.blake2b(b"\n".join(parts), digest_size=16).digest()
+
+
+@dataclass
+class _Frame:
+    """A folder being walked: its entries' parts in name order; `folders` are (slot, path,
+    name) of its subfolders still to walk, whose parts are filled in when they are done."""
+
+    path: str
+    depth: int
+    parts: list[bytes]
+    folders: list[tuple[int, str, bytes]] = field(default_factory=list)
+
+
+class TreeDigests:
+    """Digests of files and folders by their files' names, modes, sizes and modification times
+    (links are not walked into, but a link's target is stat'ed; `__pycache__` is written by
+    Python itself and `skip`, the audit's output folder, by the audit: neither is an input).
+    Each folder is walked once; folders up to KEPT_DEPTH under a walked one keep their digest."""
+
+    def __init__(self, skip: Path | None = None) -> None:
+        self._skip = str(skip) if skip is not None else None
+        self._kept: dict[str, bytes] = {}
+
+    def digest(self, path: Path) -> bytes:
+        """The digest of a file or folder (an unreadable or missing one: of nothing)."""
+        key = os.fspath(path)
+        if key in self._kept:
+            return self._kept[key]
+        if os.path.isdir(key):
+            return self._walk(key)
         try:
-            entries = sorted(os.scandir(folder), key=lambda e: e.name)
+            info = os.stat(key)
+        except OSError:
+            return _digest([])
+        return _digest([_STAT.pack(info.st_mode, info.st_size, info.st_mtime_ns)])
+
+    def _enter(self, path: str, depth: int) -> _Frame:
+        frame = _Frame(path, depth, [])
+        try:
+            with os.scandir(path) as listing:
+                entries = sorted(listing, key=lambda e: e.name)
         except OSError:  # a file, or unreadable: the loaders say so, with the file's name
-            entries = []
+            return frame
         for entry in entries:
-            if entry.name == "__pycache__":  # written by Python itself, not an input
+            if entry.name == "__pycache__" or entry.path == self._skip:
                 continue
-            if entry.is_dir(follow_symlinks=False):  # its entries are walked: no mtime needed
-                digest.update(os.fsencode(entry.path) + b"/\n")
-                pending.append(Path(entry.path))
+            name = os.fsencode(entry.name)
+            if entry.is_dir(follow_symlinks=False):
+                frame.folders.append((len(frame.parts), entry.path, name))
+                frame.parts.append(b"")
                 continue
             info = entry.stat(follow_symlinks=False)
-            digest.update(os.fsencode(entry.path) + f"\0{info.st_mode}\0{info.st_size}\0"
-                                                   f"{info.st_mtime_ns}\n".encode())
+            part = name + b"\0" + _STAT.pack(info.st_mode, info.st_size, info.st_mtime_ns)
             if entry.is_symlink():  # a loader that follows it reads its target: stat that too
                 try:
                     target = os.stat(entry.path)
+                    part += b"->" + _STAT.pack(target.st_mode, target.st_size,
+                                               target.st_mtime_ns)
                 except OSError:
-                    continue
-                digest.update(f"->{target.st_size}\0{target.st_mtime_ns}\n".encode())
+                    pass
+            frame.parts.append(part)
+        frame.folders.reverse()  # popped from the end: walked in name order
+        return frame
+
+    def _walk(self, root: str) -> bytes:
+        """Depth first without recursion (a tree of any depth is no RecursionError)."""
+        stack = [self._enter(root, 0)]
+        while True:
+            frame = stack[-1]
+            if frame.folders:
+                _, path, _ = frame.folders[-1]
+                if path in self._kept:
+                    self._fill(frame, self._kept[path])
+                else:
+                    stack.append(self._enter(path, frame.depth + 1))
+                continue
+            digest = _digest(frame.parts)
+            if frame.depth <= KEPT_DEPTH:
+                self._kept[frame.path] = digest
+            stack.pop()
+            if not stack:
+                return digest
+            self._fill(stack[-1], digest)
+
+    def prefetch(self, roots: list[Path], threads: int = 4) -> None:
+        """Walk the folders two levels under each root in threads (the stat calls, most of a
+        walk's time, then run side by side); `digest` of a root finds them walked."""
+        grandchildren = [grandchild for root in roots for child in self._subfolders(os.fspath(root))
+                         for grandchild in self._subfolders(child)]
+        with ThreadPoolExecutor(threads) as pool:
+            for folder, digest in zip(grandchildren, pool.map(self._walk, grandchildren),
+                                      strict=True):
+                self._kept[folder] = digest
+
+    def _subfolders(self, path: str) -> list[str]:
+        try:
+            with os.scandir(path) as listing:
+                return [e.path for e in listing if e.is_dir(follow_symlinks=False)
+                        and e.name != "__pycache__" and e.path != self._skip]
+        except OSError:
+            return []
+
+    @staticmethod
+    def _fill(frame: _Frame, digest: bytes) -> None:
+        slot, _, name = frame.folders.pop()
+        frame.parts[slot] = name + b"/" + digest
 
 
-def inputs_fingerprint(paths: list[Path], settings: dict[str, object], out: Path) -> str:
-    """Hash of the settings, rubric-audit's code and every file under `paths` (except `out`)."""
+def combined(parts: list[tuple[str, bytes]], settings: object = None) -> str:
+    """One hex key of named digests (and settings, as JSON)."""
     digest = hashlib.blake2b(json.dumps(settings, sort_keys=True, default=str).encode(),
                              digest_size=16)
-    skip = out.resolve()
-    roots = sorted({Path(p).resolve() for p in [CODE, *paths]})
-    for path in roots:
-        if any(path != other and path.is_relative_to(other) for other in roots):
-            continue  # walked with the folder holding it (BENCH/runs inside BENCH)
-        if path.is_dir():
-            digest.update(os.fsencode(path) + b"/\n")
-            _walk(path, skip, digest)
-        elif path.exists():  # a file given itself (an inspect log); a missing one is the loaders'
-            info = path.stat()
-            digest.update(os.fsencode(path) + f"\0{info.st_size}\0{info.st_mtime_ns}\n".encode())
+    for name, part in parts:
+        digest.update(os.fsencode(name) + b"\0" + part + b"\n")
     return digest.hexdigest()
+
+
+def inputs_fingerprint(paths: list[Path], settings: dict[str, object], out: Path,
+                       digests: TreeDigests | None = None) -> str:
+    """Hash of the settings, rubric-audit's code and every file under `paths` (except `out`);
+    `digests` keeps the walk's folder digests for the caller."""
+    digests = digests or TreeDigests(out.resolve())
+    roots = sorted({Path(p).resolve() for p in [CODE, *paths]})
+    digests.prefetch([root for root in roots if root.is_dir()])
+    return combined([(str(path), digests.digest(path)) for path in roots
+                     if path.exists() or path.is_symlink()], settings)

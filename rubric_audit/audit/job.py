@@ -7,42 +7,49 @@ its audit.db (reviews included) and has its files replaced atomically.
 
 from __future__ import annotations
 
-import hashlib
 import importlib
-import json
-from collections.abc import Iterator
+from collections.abc import Iterable, Iterator
 from contextlib import contextmanager, nullcontext
 from pathlib import Path
-from typing import Any
+from typing import Any, Literal
 
 import anyio
 from pydantic import BaseModel, Field
 
-from rubric_audit.audit.background import Pending, in_background
-from rubric_audit.audit.inputs import inputs_fingerprint
+from rubric_audit.audit.background import Pending, in_background, in_order
+from rubric_audit.audit.freshness import STAGES_META, Freshness
+from rubric_audit.audit.inputs import INPUTS_META
+from rubric_audit.audit.reading import (
+    ReadBatch,
+    Reading,
+    attempt_findings,
+    earlier_version_findings,
+)
+from rubric_audit.audit.reports import (
+    Reports,
+    SkippedStep,
+    build_reports,
+    check_site,
+    current_reports,
+    record,
+    write_reports,
+)
 from rubric_audit.checks.code_grade import code_grades, code_verdicts
 from rubric_audit.checks.controls import control_findings, judge_flips_on_repeats, make_controls
 from rubric_audit.checks.input import (
-    ATTEMPT_INPUT_CHECKS,
-    RUNS_INPUT_CHECKS,
     TASK_INPUT_CHECKS,
-    colliding_attempts,
+    input_id_collision,
     input_variants_disagree,
 )
 from rubric_audit.checks.items import item_findings, task_items
 from rubric_audit.checks.judge_vs_code import judge_disagrees_with_code
 from rubric_audit.checks.lints import TASK_CHECKS, WORLD_CHECKS
 from rubric_audit.checks.model_lints import MODEL_CHECKS, model_lint
-from rubric_audit.checks.precision import calibrate
+from rubric_audit.checks.precision import calibrate, load_unseen
+from rubric_audit.checks.precision import load as load_precision
 from rubric_audit.checks.provenance import answer_value_unsupported
 from rubric_audit.checks.regold import Regold, regold_everything
-from rubric_audit.core.atomic import (
-    check_writable,
-    make_writable_folder,
-    replacing,
-    staged,
-    write_atomic,
-)
+from rubric_audit.core.atomic import check_writable, make_writable_folder, staged
 from rubric_audit.core.atomic import remove_stale_staging as _remove_stale_staging  # a test stands in for it
 from rubric_audit.core.errors import InputError
 from rubric_audit.core.llm import (
@@ -57,32 +64,35 @@ from rubric_audit.core.llm import (
 from rubric_audit.core.model import (
     CODE_GRADER,
     Benchmark,
+    Control,
     ControlGrade,
     CriterionGrade,
     Finding,
+    SourceSummary,
     Task,
     VariantPrompt,
     WorldContents,
 )
 from rubric_audit.core.scores import headline_grader, scored_graders
-from rubric_audit.core.words import plural
 from rubric_audit.grade.control_runs import code_controls, judge_controls, model_controls
 from rubric_audit.grade.judge import load_template
 from rubric_audit.load.benchmark import is_benchmark, load_benchmark, refuse_benchmark_as_output
 from rubric_audit.load.runs import RecordedRuns
-from rubric_audit.load.sources import load_sources
+from rubric_audit.load.sources import Source, find_sources
 from rubric_audit.load.variant_tasks import shared_task
 from rubric_audit.load.world import load_worlds
-from rubric_audit.report.document import task_page
-from rubric_audit.report.html import render_html
-from rubric_audit.report.markdown import render_markdown
-from rubric_audit.report.site import site_pages
-from rubric_audit.report.summary import AuditSummary, build_summary
-from rubric_audit.store.audit_store import AuditStore, ImportSummary, open_audit
+from rubric_audit.report.summary import AuditSummary
+from rubric_audit.store.audit_store import (
+    AttemptChecks,
+    AttemptToCheckRow,
+    AuditStore,
+    ImportSummary,
+    SourceRecord,
+    open_audit,
+)
+from rubric_audit.store.run_import import RunsImport, SourceCounts
 
 DB_NAME = "audit.db"
-SITE = "site"  # the report's site: a page per task beside report.html
-SITE_KEY = ".built"  # in the site: a hash of what its pages were made from
 BENCHMARK_STAGE = "input:benchmark"
 RUNS_STAGE = "input:runs"
 VARIANTS_STAGE = "input:variants"
@@ -93,11 +103,10 @@ MODEL_LINTS_STAGE = "model_lints"
 REGOLD_STAGE = "regold"
 PROVENANCE_STAGE = "provenance"
 ITEMS_STAGE = "items"
-INPUTS_META = "inputs"
-"""Fingerprint of the last complete offline audit's inputs; any import clears it."""
 REGOLD_META = "regold"
 WORKBOOK_META = "regold_computed"
 """Per task with a recipe, what its workbook's formula cells compute with the task's inputs."""
+Scope = Literal["all", "unchecked"] | None
 
 
 class AuditResult(BaseModel):
@@ -112,39 +121,54 @@ def benchmark_findings(bench: Benchmark) -> list[Finding]:
 
 
 def runs_findings(runs: RecordedRuns, bench: Benchmark) -> list[Finding]:
-    grades: dict[str, list[CriterionGrade]] = {}
-    for g in runs.grades:
-        grades.setdefault(g.attempt_id, []).append(g)
-    return [f for a in runs.attempts for check in ATTEMPT_INPUT_CHECKS
-            for f in check(a, grades.get(a.id, []), bench)]
+    """The input findings of every attempt read."""
+    return [f for found in attempt_findings(runs, bench).values() for f in found]
 
 
-def runs_without_collisions(runs: RecordedRuns) -> RecordedRuns:
-    """The runs without the attempts `input_id_collision` reports, nor their grades and
-    measurements: which recording a grade of a shared id belongs to is unknown, so neither is
-    stored (nothing overwrites another); an attempt read twice alike is stored once."""
-    colliding = colliding_attempts(runs.attempts)
-    seen: set[str] = set()
-    attempts = []
-    for attempt in runs.attempts:
-        if attempt.id not in colliding and attempt.id not in seen:
-            seen.add(attempt.id)
-            attempts.append(attempt)
-    return runs.model_copy(update={
-        "attempts": attempts,
-        "grades": [g for g in runs.grades if g.attempt_id not in colliding],
-        "measurements": [m for m in runs.measurements if m.attempt_id not in colliding]})
+def id_collisions(staged: RunsImport) -> list[Finding]:
+    """`input_id_collision` of every attempt id read for more than one recording."""
+    return [f for attempt_id, group in staged.collisions()
+            for f in input_id_collision(attempt_id, group)]
 
 
-def runs_for_benchmark(runs: RecordedRuns, bench: Benchmark) -> RecordedRuns:
-    """Only attempts of the benchmark's tasks; the benchmark's own task records stand."""
-    known = {a.id for a in runs.attempts if bench.task(a.task_id) is not None}
-    return RecordedRuns(attempts=[a for a in runs.attempts if a.id in known],
-                        grades=[g for g in runs.grades if g.attempt_id in known],
-                        measurements=[m for m in runs.measurements if m.attempt_id in known],
-                        metrics=runs.metrics, sources=runs.sources,
-                        controls=[c for c in runs.controls if bench.task(c.task_id)],
-                        control_grades=runs.control_grades)
+def check_attempts(store: AuditStore, code: Scope, provenance: Scope) -> None:
+    """The checks of each attempt, a task at a time from the store (spread over worker processes
+    where there are cores to spare): the code checker (its `code` grades, and its disagreements
+    with judges) and answer provenance (which reads the workbooks recomputed by `run_lints`).
+    Each runs on every attempt ("all": the stage's findings are replaced), on the attempts added
+    or changed since they were checked ("unchecked"), or not at all (None)."""
+    if code is None and provenance is None:
+        return
+    workbooks = workbook_values(store.meta(REGOLD_META, {}) or {},
+                                store.meta(WORKBOOK_META, {}) or {})
+    measured, unseen = load_precision(), load_unseen()
+    store.clear_attempt_checks(CODE_STAGE if code == "all" else None,
+                               PROVENANCE_STAGE if provenance == "all" else None)
+    everything = "all" in (code, provenance)
+
+    def check(item: tuple[Task, list[AttemptToCheckRow]]) -> list[AttemptChecks]:
+        task, rows = item
+        checked = []
+        for attempt, trajectory, judged, due in map(store.to_check, rows):
+            results = AttemptChecks(attempt.id)
+            if code == "all" or (code == "unchecked" and due):
+                verdicts = code_verdicts(task, attempt)
+                results.code_grades = code_grades(attempt, verdicts)
+                results.code_findings = list(calibrate(judge_disagrees_with_code(
+                    task, attempt, judged, verdicts), measured, unseen))
+            if provenance == "all" or (provenance == "unchecked" and due):
+                results.provenance_findings = list(answer_value_unsupported(
+                    attempt, trajectory, workbooks.get(task.id, {}))) if trajectory else []
+            checked.append(results)
+        return checked
+
+    tasks = ((task, store.attempt_rows_to_check(task.id, unchecked_only=not everything,
+                                                with_trajectories=provenance is not None))
+             for task in store.tasks_with_attempts(unchecked_only=not everything))
+    for checked in in_order(check, tasks):
+        for results in checked:
+            store.replace_attempt_checks(results, CODE_STAGE if code else None,
+                                         PROVENANCE_STAGE if provenance else None)
 
 
 def check_numbers_in_code(store: AuditStore) -> None:
@@ -152,31 +176,19 @@ def check_numbers_in_code(store: AuditStore) -> None:
 
     Replaces the `code` grades and the `code` stage's findings.
     """
-    tasks = {t.id: t for t in store.tasks()}
-    judged: dict[str, list[CriterionGrade]] = {}
-    for g in store.grades():
-        if g.grader != CODE_GRADER:
-            judged.setdefault(g.attempt_id, []).append(g)
-    grades: list[CriterionGrade] = []
-    findings: list[Finding] = []
-    for attempt in store.attempts():
-        task = tasks.get(attempt.task_id)
-        if task is None:
-            continue
-        verdicts = code_verdicts(task, attempt)
-        grades += code_grades(attempt, verdicts)
-        findings += judge_disagrees_with_code(task, attempt, judged.get(attempt.id, []), verdicts)
     with store.transaction():
-        store.replace_grades(CODE_GRADER, grades)
-        store.replace_findings(CODE_STAGE, list(calibrate(findings)))
+        check_attempts(store, "all", None)
 
 
 def check_items(store: AuditStore) -> None:
-    """Item statistics over the headline grader's verdicts, the one the review queues follow;
-    replaces the stage's findings."""
-    grades = store.grades()
-    grader = headline_grader(scored_graders(g.grader for g in grades))
-    findings = item_findings(task_items(store.tasks(), store.attempts(), grades, grader))
+    """Item statistics over the headline grader's verdicts, the one the review queues follow,
+    from the attempts and grades as their rows' columns give them; replaces the stage's
+    findings. They read every attempt's verdicts, so an audit that does anything again runs
+    them."""
+    attempts = store.attempt_lines()
+    grader = headline_grader(scored_graders(store.graders()))
+    findings = item_findings(task_items(store.tasks(), attempts, store.grade_lines(attempts),
+                                        grader))
     with store.transaction():
         store.replace_findings(ITEMS_STAGE, list(calibrate(findings)))
 
@@ -184,15 +196,8 @@ def check_items(store: AuditStore) -> None:
 def check_provenance(store: AuditStore) -> None:
     """Where each answer's numbers came from in its trajectory, or in what the task's workbook
     computes (gold recomputation, stored by `run_lints`); replaces the stage's findings."""
-    attempts = {a.id: a for a in store.attempts()}
-    workbooks = workbook_values(store.meta(REGOLD_META, {}) or {},
-                                store.meta(WORKBOOK_META, {}) or {})
-    findings = [f for attempt_id, trajectory in store.trajectories() if attempt_id in attempts
-                for f in answer_value_unsupported(
-                    attempts[attempt_id], trajectory,
-                    workbooks.get(attempts[attempt_id].task_id, {}))]
     with store.transaction():
-        store.replace_findings(PROVENANCE_STAGE, findings)
+        check_attempts(store, None, "all")
 
 
 def _check_same_benchmark(store: AuditStore, bench: Benchmark) -> None:
@@ -210,59 +215,59 @@ def _check_same_benchmark(store: AuditStore, bench: Benchmark) -> None:
                                                   f"output folder")
 
 
-def runs_of_version(runs: RecordedRuns, bench: Benchmark) -> tuple[RecordedRuns, list[Finding]]:
-    """The runs without the grades they recorded for tasks a patch changed (patch.json's
-    lineage): those were given under an earlier version of the task, so they count in no score
-    of this one (each such task is an `input_graded_under_earlier_version` finding), and an
-    attempt left without a grade is ungraded; the code checker grades the answers under this
-    version's rubric, and a judge can again."""
-    changed = set(bench.version.changed_tasks) if bench.version else set()
-    earlier = {g.attempt_id for g in runs.grades if g.grader == "recorded"} & {
-        a.id for a in runs.attempts if a.task_id in changed}
-    if not earlier:
-        return runs, []
-    assert bench.version is not None
-    grades = [g for g in runs.grades if g.attempt_id not in earlier or g.grader != "recorded"]
-    still = {g.attempt_id for g in grades}
-    attempts = [a.model_copy(update={"state": "ungraded"})
-                if a.id in earlier and a.id not in still and a.state == "graded" else a
-                for a in runs.attempts]
-    per_task: dict[str, list[str]] = {}
-    for a in runs.attempts:
-        if a.id in earlier:
-            per_task.setdefault(a.task_id, []).append(a.id)
-    findings = [Finding(
-        task_id=task_id, check="input_graded_under_earlier_version", severity="info",
-        message=f"{plural(len(ids), 'attempt')} {'was' if len(ids) == 1 else 'were'} graded "
-                f"under an earlier version of this task "
-                f"(changed by a patch since version {bench.version.lineage[0][:12]}): their "
-                f"recorded grades are left out of this version's scores",
-        evidence={"attempts": sorted(ids), "lineage": bench.version.lineage})
-        for task_id, ids in sorted(per_task.items())]
-    return runs.model_copy(update={"attempts": attempts, "grades": grades}), findings
+def import_into(store: AuditStore, runs: RecordedRuns | Iterable[ReadBatch],
+                bench: Benchmark | None, unread: Iterable[SourceRecord] = (),
+                keys: dict[str, str] | None = None) -> ImportSummary:
+    """Add runs (and the benchmark, when given) to the store in one transaction: one
+    `RecordedRuns`, or a stream of batches as `Reading` reads them (a source's summary in the
+    last batch of the source).
 
-
-def import_into(store: AuditStore, runs: RecordedRuns,
-                bench: Benchmark | None) -> tuple[ImportSummary, list[Finding]]:
-    """Add runs (and the benchmark, when given) to the store in one transaction."""
-    findings = [f for check in RUNS_INPUT_CHECKS for f in check(runs.attempts)]
-    runs = runs_without_collisions(runs)
+    `unread` are the sources not read again, unchanged since they were imported (their attempts
+    are counted as unchanged); `keys` the fingerprint of each source read, by its path, stored
+    with what it gave so that a later import can pass it over.
+    """
+    batches = [Reading(bench).prepared(runs)] if isinstance(runs, RecordedRuns) else runs
     if bench is not None:
         _check_same_benchmark(store, bench)
-        runs, earlier = runs_of_version(runs, bench)
-        findings += runs_findings(runs, bench) + earlier
-        runs = runs_for_benchmark(runs, bench)
     with store.transaction():
         store.set_meta(INPUTS_META, None)  # the store changes: the next audit checks it again
         if bench is not None:
             store.save_benchmark(bench)
             store.replace_findings(BENCHMARK_STAGE, benchmark_findings(bench))
-        summary, conflicts = store.add_runs(runs)
-        store.add_findings(RUNS_STAGE, findings + conflicts)
-        share_run_tasks(store)
-        store.add_recorded_controls(runs.controls, runs.control_grades)
-    summary.sources = runs.sources
-    return summary, findings + conflicts
+        staged = RunsImport(store, RUNS_STAGE)
+        controls: list[Control] = []
+        control_grades: list[CriterionGrade] = []
+        sources: list[list[SourceSummary]] = [[]]
+        earlier: dict[str, list[str]] = {}  # task -> attempts graded under an earlier version
+        tasks_recorded = False
+        for batch in batches:
+            staged.add(len(sources) - 1, batch.rows)
+            for task_id, ids in batch.earlier.items():
+                earlier.setdefault(task_id, []).extend(ids)
+            store.save_source_metrics(batch.metrics)
+            if bench is None:  # a benchmark's own tasks stand
+                tasks_recorded |= store.add_run_tasks(batch.recorded)
+            controls += batch.controls
+            control_grades += batch.control_grades
+            if batch.sources:
+                sources[-1] += batch.sources
+                sources.append([])
+        store.add_findings(RUNS_STAGE, id_collisions(staged) + (
+            earlier_version_findings(earlier, bench) if bench is not None else []))
+        summary, per_source = staged.merge()
+        if tasks_recorded:
+            share_run_tasks(store)
+        store.add_recorded_controls(controls, control_grades)
+        for n, read in enumerate(sources):
+            counts = per_source.get(n, SourceCounts())
+            if len(read) == 1 and keys and read[0].path in keys:
+                store.save_source(SourceRecord(key=keys[read[0].path], summary=read[0],
+                                               stored=counts.stored, conflicts=counts.conflicts))
+        for record in unread:
+            summary.unchanged += record.stored
+            summary.conflicts += record.conflicts
+    summary.sources = [s for read in sources for s in read] + [r.summary for r in unread]
+    return summary
 
 
 def share_run_tasks(store: AuditStore) -> None:
@@ -281,15 +286,24 @@ def share_run_tasks(store: AuditStore) -> None:
 
 
 def import_runs(run_paths: list[Path], db: Path, bench_path: Path | None) -> ImportSummary:
-    """`rubric-audit import`: add run folders to an audit.db."""
+    """`rubric-audit import`: add run folders to an audit.db, a batch at a time. A new audit.db
+    (and the folders made for it) that an unusable run leaves without its import is removed."""
     refuse_benchmark_as_output(db.parent, "--db")
     bench = load_benchmark(bench_path) if bench_path else None
-    runs = load_sources(run_paths)
+    sources = find_sources(run_paths)
+    made = [folder for folder in (db.parent, *db.parent.parents) if not folder.exists()]
     make_writable_folder(db.parent)
     check_writable(db)
-    with AuditStore(db) as store:
-        summary, _ = import_into(store, runs, bench)
-    return summary
+    new = not db.exists()
+    try:
+        with AuditStore(db) as store:
+            return import_into(store, Reading(bench).batches(sources), bench)
+    except BaseException:
+        if new:
+            db.unlink(missing_ok=True)
+            for folder in made:
+                folder.rmdir()
+        raise
 
 
 @contextmanager
@@ -347,12 +361,6 @@ class AuditOptions(BaseModel):
                                     else None)
                 for option, model in (("--judge", self.judge), ("--lint-model", self.lint_model),
                                       ("--near-miss-model", self.near_miss_model)) if model}
-
-
-class SkippedStep(BaseModel):
-    step: str
-    enable_with: str
-    needs: str = "a model"
 
 
 def without_world_files(bench: Benchmark) -> list[Task]:
@@ -517,7 +525,9 @@ def run_audit(bench_path: Path | None, run_paths: list[Path] | None, out: Path,
     """The main job. Offline it does every deterministic step and lists what it skipped.
 
     Without a benchmark, the tasks are rebuilt from the runs, and the steps that need a world or
-    a gold are listed as skipped.
+    a gold are listed as skipped. What did not change since the stored audit is not done again
+    (`Freshness`): unchanged inputs only have their reports checked, an unchanged variant folder
+    is not read, and a check runs only on what changed since it last ran.
     """
     options = options or AuditOptions()
     bench = load_benchmark(bench_path) if bench_path is not None else None
@@ -534,57 +544,100 @@ def run_audit(bench_path: Path | None, run_paths: list[Path] | None, out: Path,
         check_writable(out)
         check_writable(out / DB_NAME)
     offline = not (options.judge or options.lint_model or options.near_miss_model)
-    inputs = inputs_fingerprint([p for p in [bench_path, *paths] if p is not None],
-                                options.model_dump(), out) if offline else None
+    fresh = Freshness(bench_path, paths, out)
+    inputs = fresh.inputs(options.model_dump()) if offline else None
     reused = _reuse(out, inputs)
     if reused is not None:
         return reused
+    sources = find_sources(paths)
+    stored = _stored_stages(out)
+    lints_due = stored.get(LINTS_STAGE) != fresh.lints_key(bench)
     # Gold recomputation needs only the benchmark: it runs beside the reading of the runs.
     # scipy.stats (about a second to import) serves both the workbook engine there and the
     # report's intervals here: imported before the fork, it is imported once, not in each.
-    background = bench is not None and bench.root
+    background = bench is not None and bench.root and lints_due
     if background:
         importlib.import_module("scipy.stats")
     with in_background(regold_everything, bench) if background else nullcontext() as regold:
-        return _audit(bench, paths, out, options, inputs, regold)
+        return _audit(bench, sources, out, options, fresh, inputs, regold)
 
 
-def _audit(bench: Benchmark | None, paths: list[Path], out: Path, options: AuditOptions,
-           inputs: str | None, regold: Pending[Regold] | None) -> AuditResult:
-    runs = load_sources(paths) if paths else RecordedRuns()
-    worlds = load_worlds(bench) if bench is not None else {}
+def _stored_stages(out: Path) -> dict[str, str]:
+    """The key each stage of the audit stored in OUT last ran on ({} for a new audit)."""
+    if not (out / DB_NAME).is_file():
+        return {}
+    with AuditStore(out / DB_NAME) as store:
+        stages = store.meta(STAGES_META, {})
+        return stages if isinstance(stages, dict) else {}
+
+
+def _audit(bench: Benchmark | None, sources: list[Source], out: Path, options: AuditOptions,
+           fresh: Freshness, inputs: str | None, regold: Pending[Regold] | None) -> AuditResult:
     given = options.models()
     models = check_models(given, structured=set(given))
-    with _output_folder(out) as folder, AuditStore(folder / DB_NAME) as store, \
-            _site_replaced(folder) as site:
-        with store.transaction():  # one commit: a failure leaves the previous audit as it was
-            imported, _ = import_into(store, runs, bench)
-            check_numbers_in_code(store)
-            check_items(store)
-            audited = bench or Benchmark(name="recorded runs", root="", tasks=store.tasks(),
-                                         worlds=[])
-            run_lints(store, audited, worlds, regold)
-            check_provenance(store)  # reads the workbooks recomputed by run_lints
-            failures = anyio.run(run_model_steps, store, audited, worlds, options, models)
-            store.set_meta("audit", {
-                "unavailable_threshold": options.unavailable_threshold,
-                "skipped": [s.model_dump() for s in skipped_steps(
-                    options, bench is not None, without_world_files(bench) if bench else [])],
-                "model_failures": sorted(set(failures)),
-                "models_used": [m for m in (options.judge, options.lint_model,
-                                            options.near_miss_model) if m]})
-            store.set_meta(INPUTS_META, {"fingerprint": inputs, "imported": imported.model_dump()}
-                           if inputs and not failures else None)
-            # read inside the transaction: a stored row that cannot be read (a review with a
-            # label this tool does not know) undoes the whole audit, not only the reports
-            summary, files = rendered_reports(store)
-            _write_site(store, summary, site, _site_key(store, files))
-        _write_files(folder, files)
-    return AuditResult(out=str(out), imported=imported, summary=summary)
+    with _output_folder(out) as folder, AuditStore(folder / DB_NAME) as store:
+        check_site(folder)  # before any work
+        reports: Reports | None = None
+        try:
+            with store.transaction():  # one commit: a failure leaves the previous audit as it was
+                imported = _stages(store, bench, sources, options, fresh, inputs, regold,
+                                   models)
+                # read inside the transaction: a stored row that cannot be read (a review with a
+                # label this tool does not know) undoes the whole audit, not only the reports
+                reports = build_reports(store, folder)
+                record(store, reports)
+            reports.place(folder)
+        finally:
+            if reports is not None:
+                reports.discard()
+    return AuditResult(out=str(out), imported=imported, summary=reports.summary)
+
+
+def _stages(store: AuditStore, bench: Benchmark | None, sources: list[Source],
+            options: AuditOptions, fresh: Freshness, inputs: str | None,
+            regold: Pending[Regold] | None, models: dict[str, ModelConfig]
+            ) -> ImportSummary:
+    """Every stage of the audit, each where its inputs changed since it last ran; what the
+    import did."""
+    stages = store.meta(STAGES_META, {}) or {}
+    unread, keys = fresh.unread_sources(store, sources, bench)
+    imported = import_into(store, Reading(bench).batches(sources, frozenset(unread)), bench,
+                           list(unread.values()), keys)
+    if unread:  # said in the order the variant folders were given, read or not
+        order = {str(v): n for n, v in enumerate(v for s in sources for v in s.variants)}
+        imported.sources.sort(key=lambda s: order.get(s.path, len(order)))
+    audited = bench or Benchmark(name="recorded runs", root="", tasks=store.tasks(), worlds=[])
+    due = {LINTS_STAGE: fresh.lints_key(bench) or fresh.tasks_key(store)}
+    lints = stages.get(LINTS_STAGE) != due[LINTS_STAGE]
+    worlds = load_worlds(bench) if bench is not None and (lints or options.lint_model) else {}
+    if lints:
+        run_lints(store, audited, worlds, regold)
+    due[CODE_STAGE] = fresh.tasks_key(store)
+    due[PROVENANCE_STAGE] = fresh.workbooks_key(store, due[CODE_STAGE])
+    check_attempts(store, *("all" if stages.get(stage) != due[stage] else "unchecked"
+                            for stage in (CODE_STAGE, PROVENANCE_STAGE)))
+    store.clear_unchecked()
+    check_items(store)
+    failures: list[str] = []
+    due[CONTROLS_STAGE] = fresh.controls_key(store) if not models else ""
+    if models or stages.get(CONTROLS_STAGE) != due[CONTROLS_STAGE]:
+        failures = anyio.run(run_model_steps, store, audited, worlds, options, models)
+    store.set_meta(STAGES_META, due)
+    store.set_meta("audit", {
+        "unavailable_threshold": options.unavailable_threshold,
+        "skipped": [s.model_dump() for s in skipped_steps(
+            options, bench is not None, without_world_files(bench) if bench else [])],
+        "model_failures": sorted(set(failures)),
+        "models_used": [m for m in (options.judge, options.lint_model,
+                                    options.near_miss_model) if m]})
+    store.set_meta(INPUTS_META, {"fingerprint": inputs, "imported": imported.model_dump()}
+                   if inputs and not failures else None)
+    return imported
 
 
 def _reuse(out: Path, inputs: str | None) -> AuditResult | None:
-    """When OUT holds an offline audit of the same inputs, only its reports, written again."""
+    """When OUT holds an offline audit of the same inputs, only its reports, written again if
+    they do not show the store as it is (reviews written since)."""
     if inputs is None or not (out / DB_NAME).is_file():
         return None
     with AuditStore(out / DB_NAME) as store:
@@ -595,86 +648,8 @@ def _reuse(out: Path, inputs: str | None) -> AuditResult | None:
         imported = before.model_copy(update={
             "added_graded": 0, "added_ungraded": 0, "added_unavailable": 0,
             "unchanged": before.added + before.unchanged + before.conflicts})
-        return AuditResult(out=str(out), imported=imported, summary=write_reports(store, out),
-                           reused=True)
-
-
-def rendered_reports(store: AuditStore) -> tuple[AuditSummary, dict[str, str]]:
-    """findings.jsonl, audit.json, report.md and report.html (name -> text) from what the store
-    holds, all read before any is written: a row that cannot be read writes none of them."""
-    settings = store.meta("audit", {})
-    summary = build_summary(store, settings.get("unavailable_threshold", 0.5),
-                            [SkippedStep(**s) for s in settings.get("skipped", [])],
-                            settings.get("model_failures", []), settings.get("models_used", []))
-    findings = store.findings()
-    tasks = {t.id: t for t in store.tasks()}
-    return summary, {
-        "findings.jsonl": "".join(f.model_dump_json() + "\n" for f in findings),
-        "audit.json": json.dumps(summary.model_dump(), indent=2) + "\n",
-        "report.md": render_markdown(summary, findings, tasks),
-        "report.html": render_html(summary, findings, tasks)}
-
-
-def write_reports(store: AuditStore, folder: Path) -> AuditSummary:
-    """The reports of `rendered_reports`, then the site, written into `folder`; the site's
-    pages only when something they show changed since they were made (`_site_key`), or a page
-    is missing or one too many."""
-    summary, files = rendered_reports(store)
-    key = _site_key(store, files)
-    built = folder / SITE / SITE_KEY
-    pages = {task_page(t, name) for t, name in summary.task_names.items()}
-    if (key is not None and not built.parent.is_symlink() and built.is_file()
-            and built.read_text(encoding="utf-8") == key
-            and {p.relative_to(folder).as_posix() for p in built.parent.rglob("*.html")} == pages):
-        _write_files(folder, files)
-        return summary
-    with _site_replaced(folder) as site:
-        _write_site(store, summary, site, key)
-        _write_files(folder, files)
-    return summary
-
-
-def _site_key(store: AuditStore, files: dict[str, str]) -> str | None:
-    """What the site's pages are made from, as a hash: an offline audit's inputs (their
-    fingerprint holds rubric-audit's own code) and what the reports say of them (outcomes,
-    findings, reviewers' labels and notes). None for an audit without a fingerprint (one that
-    called a model): its pages are always made again."""
-    stored = store.meta(INPUTS_META)
-    if not stored or not stored.get("fingerprint"):
-        return None
-    return hashlib.sha256("\0".join([stored["fingerprint"], files["audit.json"],
-                                      files["findings.jsonl"]]).encode()).hexdigest()
-
-
-@contextmanager
-def _site_replaced(folder: Path) -> Iterator[Path]:
-    """A hidden folder to build the site in, put in place of `folder/site` when the block ends
-    without an exception (after the reports are written), removed when it does not. A `site`
-    that is not a folder of ours (a file, a symbolic link) is refused before anything is
-    written."""
-    target = folder / SITE
-    if target.is_symlink() or (target.exists() and not target.is_dir()):
-        raise InputError(target, None, "is not the site folder rubric-audit writes (a file or "
-                                       "a symbolic link): move it away")
-    _remove_stale_staging(target)
-    with replacing(target) as site:
-        yield site
-
-
-def _write_site(store: AuditStore, summary: AuditSummary, site: Path, key: str | None) -> None:
-    """Every page of the site (report/site.py), written into the staging folder `site`, and
-    the key of what they were made from (`_site_key`), last."""
-    for path, page in site_pages(store, summary, store.findings()):
-        target = site.joinpath(*path.split("/")[1:])  # paths start with site/
-        target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(page, encoding="utf-8")
-    if key is not None:
-        (site / SITE_KEY).write_text(key, encoding="utf-8")
-
-
-def _write_files(folder: Path, files: dict[str, str]) -> None:
-    for name, text in files.items():
-        write_atomic(folder / name, text)
+        return AuditResult(out=str(out), imported=imported,
+                           summary=current_reports(store, out), reused=True)
 
 
 def report(out: Path) -> AuditSummary:

@@ -1,19 +1,19 @@
 """Input checks: usable input with problems. Each is a pure function returning findings.
 
 Task checks take `(task, bench)`; attempt checks take `(attempt, grades, bench)` where `grades` are
-that attempt's recorded grades; runs checks take every attempt read in one import. Unusable input
-never reaches here: the loaders refuse it.
+that attempt's recorded grades; `input_id_collision` takes the recordings an import read for one
+attempt id. Unusable input never reaches here: the loaders refuse it.
 """
 
 from __future__ import annotations
 
-from collections import defaultdict
 from collections.abc import Callable, Iterator
 
 from rubric_audit.checks.numbers import unread
 from rubric_audit.checks.text import task_texts
 from rubric_audit.core.model import Attempt, Benchmark, CriterionGrade, Finding, Task, VariantPrompt
 from rubric_audit.core.words import plural
+from rubric_audit.store.run_import import Recording
 
 QUOTED = 5  # sentences quoted in a finding; the whole difference is stored with the variant
 
@@ -139,30 +139,19 @@ def input_grade_mismatch(attempt: Attempt, grades: list[CriterionGrade],
                                 "criteria_without_grade": without})
 
 
-def colliding_attempts(attempts: list[Attempt]) -> dict[str, list[Attempt]]:
-    """Attempt ids read for more than one recording: two source names made one id (a hash
-    collision of long names, an inspect sample id given twice at one epoch, Archipelago's
-    attempt_1 and attempt_01, two variant folders of one name), each with every attempt read
-    under it. The same recording read twice (a folder given twice) is no collision."""
-    by_id: dict[str, list[Attempt]] = defaultdict(list)
-    for attempt in attempts:
-        by_id[attempt.id].append(attempt)
-    return {attempt_id: group for attempt_id, group in by_id.items()
-            if any(a != group[0] for a in group[1:])}
-
-
-def input_id_collision(attempts: list[Attempt]) -> Iterator[Finding]:
-    """Two recordings read as one attempt id: neither is imported (their grades carry the one id,
-    so whose they are is unknown), and the finding names every source, so none is replaced in
-    silence."""
-    for attempt_id, group in colliding_attempts(attempts).items():
-        sources = [a.source for a in group]
-        yield Finding(task_id=group[0].task_id, check="input_id_collision", severity="error",
-                      message=f"{len(group)} recordings read as one attempt {attempt_id}: "
-                              f"{', '.join(sorted(set(sources)))}; none of them was imported",
-                      evidence={"attempt": attempt_id, "sources": sources,
-                                "fingerprints": [a.fingerprint for a in group],
-                                "states": [a.state for a in group]})
+def input_id_collision(attempt_id: str, recordings: list[Recording]) -> Iterator[Finding]:
+    """Two recordings read as one attempt id (two source names made one id: a hash collision of
+    long names, an inspect sample id given twice at one epoch, Archipelago's attempt_1 and
+    attempt_01, two variant folders of one name): neither is imported (their grades carry the one
+    id, so whose they are is unknown), and the finding names every source, so none is replaced in
+    silence. `recordings` are every one read under the id, in the order read."""
+    sources = [r.source for r in recordings]
+    yield Finding(task_id=recordings[0].task_id, check="input_id_collision", severity="error",
+                  message=f"{len(recordings)} recordings read as one attempt {attempt_id}: "
+                          f"{', '.join(sorted(set(sources)))}; none of them was imported",
+                  evidence={"attempt": attempt_id, "sources": sources,
+                            "fingerprints": [r.fingerprint for r in recordings],
+                            "states": [r.state for r in recordings]})
 
 
 def input_variants_disagree(task: Task, recorded: dict[str, Task],
@@ -220,6 +209,3 @@ TASK_INPUT_CHECKS: list[TaskCheck] = [
 ]
 ATTEMPT_INPUT_CHECKS: list[AttemptCheck] = [input_unknown_task, input_grade_mismatch,
                                             input_answer_too_long_to_read]
-RunsCheck = Callable[[list[Attempt]], Iterator[Finding]]
-RUNS_INPUT_CHECKS: list[RunsCheck] = [input_id_collision]
-"""Checks over every attempt read in one import, with or without a benchmark."""

@@ -22,14 +22,14 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
-from collections.abc import Callable, Iterator
+from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from math import comb, prod
 
 import numpy as np
 from pydantic import BaseModel
 
-from rubric_audit.core.model import Attempt, CriterionGrade, Finding, Task, grades_by_attempt
+from rubric_audit.core.model import AttemptRow, Finding, GradeRow, Task, grades_by_attempt
 from rubric_audit.core.scores import attempt_outcome
 
 MIN_ATTEMPTS = 4
@@ -70,7 +70,7 @@ class ItemRow(BaseModel):
     chance: float | None  # of a strength correlation this low if verdicts and models were unrelated
 
 
-def task_items(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGrade],
+def task_items(tasks: list[Task], attempts: Iterable[AttemptRow], grades: Iterable[GradeRow],
                grader: str) -> list[TaskItems]:
     """Each task's decided attempts by `grader`, with each model's leave-this-task-out strength."""
     by_attempt = grades_by_attempt(grades, grader)

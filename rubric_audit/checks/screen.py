@@ -15,11 +15,18 @@ neither solved nor unsolved, so it never reaches the last three rules.
 from __future__ import annotations
 
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from typing import Literal
 
 from pydantic import BaseModel
 
-from rubric_audit.core.model import Attempt, ControlOutcome, CriterionGrade, Finding, Task, grades_by_attempt
+from rubric_audit.core.model import (
+    AttemptRow,
+    ControlOutcome,
+    GradeRow,
+    Task,
+    grades_by_attempt,
+)
 from rubric_audit.core.scores import attempt_outcome
 
 Category = Literal["broken_oracle", "ungraded", "infra_limited", "exploit_only", "uncertified",
@@ -94,15 +101,14 @@ def screen(evidence: list[TaskEvidence], threshold: float = 0.5) -> Screen:
                   steps=steps, sensitivity=sensitivity)
 
 
-def gather(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGrade],
-           findings: list[Finding], gold: dict[str, ControlOutcome],
+def gather(tasks: list[Task], attempts: Sequence[AttemptRow], grades: Iterable[GradeRow],
+           flagged: set[tuple[str | None, object]], gold: dict[str, ControlOutcome],
            null: dict[str, ControlOutcome],
            grader: str) -> list[TaskEvidence]:
-    """Screen evidence per task from the stored attempts, one grader's verdicts and findings."""
+    """Screen evidence per task from the stored attempts and one grader's verdicts; `flagged`
+    are the (task, attempt) pairs findings of UNSOUND_PASS_CHECKS name."""
     by_attempt = grades_by_attempt(grades, grader)
-    flagged = {(f.task_id, f.evidence.get("attempt")) for f in findings
-               if f.check in UNSOUND_PASS_CHECKS}
-    by_task: dict[str, list[Attempt]] = defaultdict(list)
+    by_task: dict[str, list[AttemptRow]] = defaultdict(list)
     for a in attempts:
         by_task[a.task_id].append(a)
     out = []

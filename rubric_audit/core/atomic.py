@@ -23,8 +23,13 @@ def _unique(parent: Path, prefix: str, suffix: str = "") -> Path:
     return parent / f"{prefix}{os.getpid()}-{secrets.token_hex(6)}{suffix}"
 
 
+def temporary_sibling(path: Path) -> Path:
+    """A unique hidden name beside `path`, for a file written there and renamed into place."""
+    return _unique(path.parent, f".{path.name}.", ".tmp")
+
+
 def write_atomic(path: Path, text: str) -> None:
-    tmp = _unique(path.parent, f".{path.name}.", ".tmp")
+    tmp = temporary_sibling(path)
     try:
         with open(tmp, "x", encoding="utf-8") as f:
             f.write(text)
@@ -81,13 +86,13 @@ def replacing(folder: Path) -> Iterator[Path]:
     new = staging_folder(folder.parent, f".{folder.name}.{os.getpid()}.")
     try:
         yield new
-        _replace(new, folder)
+        replace_folder(new, folder)
     finally:
         if new.exists():
             shutil.rmtree(new)
 
 
-def _replace(new: Path, folder: Path) -> None:
+def replace_folder(new: Path, folder: Path) -> None:
     """`new` renamed into `folder`'s place: the folder it replaces is moved aside first, then
     removed (or put back if `new` could not take its place)."""
     old = None

@@ -31,6 +31,10 @@ class InputError(Exception):
         where = f"{self.file}: {self.field}" if self.field else self.file
         return f"{where}: {self.problem}"
 
+    def __reduce__(self) -> tuple[type[InputError], tuple[str, str | None, str]]:
+        """Pickled by its parts (a worker process reports it to the audit as it was)."""
+        return InputError, (self.file, self.field, self.problem)
+
 
 class InputProblems(Exception):
     """Several problems found in one input at once (a keymap's unknown ids and clashing keys):
@@ -65,7 +69,7 @@ def too_big(size: int, limit: int) -> str:
 NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)  # POSIX, where rubric-audit runs
 
 
-def open_regular(path: Path) -> BinaryIO:
+def open_regular(path: Path | str) -> BinaryIO:
     """A regular file opened for reading. A symbolic link is refused, not followed (it could
     name any file on this machine, whose text would then reach audit.db and a judge), and so is
     a named pipe or a device (opened without blocking, so a FIFO cannot hang the read)."""
@@ -115,7 +119,7 @@ def files_under(root: Path) -> Iterator[Path]:
         pending += reversed(folders)
 
 
-def read_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
+def read_bytes(path: Path | str, limit: int = MAX_FILE_BYTES) -> bytes:
     """A regular file's bytes (`open_regular`), refused by its size before it is read (and if
     it grows while read)."""
     try:
@@ -135,7 +139,7 @@ def read_bytes(path: Path, limit: int = MAX_FILE_BYTES) -> bytes:
     return data
 
 
-def file_digest(path: Path, limit: int) -> bytes:
+def file_digest(path: Path | str, limit: int) -> bytes:
     """A regular file's SHA-256 (`open_regular`), read a block at a time and refused by its size
     first (for files kept whole on disk, such as a workspace snapshot, that may exceed what is
     read whole)."""

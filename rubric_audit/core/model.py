@@ -11,7 +11,7 @@ import hashlib
 from collections import defaultdict
 from collections.abc import Iterable, Sequence
 from functools import cached_property
-from typing import Annotated, Any, Literal
+from typing import Annotated, Any, Literal, NamedTuple, Protocol, TypeVar
 
 from pydantic import AfterValidator, BaseModel, ConfigDict, Field
 
@@ -388,10 +388,76 @@ class CriterionGrade(Record):
     score: float | None = None
 
 
-def grades_by_attempt(grades: Iterable[CriterionGrade], grader: str | None = None
-                      ) -> dict[str, list[CriterionGrade]]:
+class TokenCount(Protocol):
+    @property
+    def completion_tokens(self) -> int | None: ...
+
+
+class AttemptRow(Protocol):
+    """What scores and summaries read of an attempt: an `Attempt`, or an `AttemptLine` where an
+    archive's attempts are too many to hold whole."""
+
+    @property
+    def id(self) -> str: ...
+    @property
+    def task_id(self) -> str: ...
+    @property
+    def model(self) -> str: ...
+    @property
+    def variant(self) -> str: ...
+    @property
+    def state(self) -> str: ...
+    @property
+    def unavailable_reason(self) -> str | None: ...
+    @property
+    def usage(self) -> TokenCount: ...
+
+
+class GradeRow(Protocol):
+    """What scores read of a grade: a `CriterionGrade`, or a `GradeLine`."""
+
+    @property
+    def attempt_id(self) -> str: ...
+    @property
+    def criterion_id(self) -> str: ...
+    @property
+    def grader(self) -> str: ...
+    @property
+    def verdict(self) -> str: ...
+
+
+class Tokens(NamedTuple):
+    completion_tokens: int | None
+
+
+class AttemptLine(NamedTuple):
+    """An attempt as its stored row's columns give it, without its answer, artifacts and
+    trajectory: a few hundred bytes, where a whole attempt is kilobytes."""
+
+    id: str
+    task_id: str
+    model: str
+    variant: str
+    state: str
+    unavailable_reason: str | None
+    usage: Tokens
+
+
+class GradeLine(NamedTuple):
+    """A grade without its rationale."""
+
+    attempt_id: str
+    criterion_id: str
+    grader: str
+    verdict: str
+
+
+G = TypeVar("G", bound=GradeRow)
+
+
+def grades_by_attempt(grades: Iterable[G], grader: str | None = None) -> dict[str, list[G]]:
     """The grades of each attempt, by attempt id: one grader's, or every grader's (None)."""
-    grouped: dict[str, list[CriterionGrade]] = defaultdict(list)
+    grouped: dict[str, list[G]] = defaultdict(list)
     for g in grades:
         if grader is None or g.grader == grader:
             grouped[g.attempt_id].append(g)

@@ -9,15 +9,15 @@ of them is a fail, and a task with none but those has no outcome for its model.
 from __future__ import annotations
 
 from collections import Counter, defaultdict
-from collections.abc import Iterable
+from collections.abc import Iterable, Sequence
 from statistics import mean
 
 from pydantic import BaseModel
 
 from rubric_audit.core.model import (
     CODE_GRADER,
-    Attempt,
-    CriterionGrade,
+    AttemptRow,
+    GradeRow,
     Outcome,
     Task,
     grades_by_attempt,
@@ -54,25 +54,25 @@ def headline_grader(graders: Iterable[str]) -> str:
     return min(graders, key=lambda g: (g != "recorded", g), default="")
 
 
-def attempt_outcome(task: Task, grades: list[CriterionGrade]) -> Outcome:
+def attempt_outcome(task: Task, grades: Sequence[GradeRow]) -> Outcome:
     """pass if every criterion passes, fail if any fails, else unscored (`task_outcome`)."""
     verdicts = {g.criterion_id: g.verdict for g in grades}
     return task_outcome([verdicts.get(c.id, "unscored") for c in task.criteria])
 
 
-def criterion_score(task: Task, grades: list[CriterionGrade]) -> float | None:
+def criterion_score(task: Task, grades: Sequence[GradeRow]) -> float | None:
     """Weighted share of criteria that pass; None for a task without weight."""
     passed = {g.criterion_id for g in grades if g.verdict == "pass"}
     total = sum(c.weight for c in task.criteria)
     return sum(c.weight for c in task.criteria if c.id in passed) / total if total else None
 
 
-def score_variants(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGrade],
+def score_variants(tasks: list[Task], attempts: Sequence[AttemptRow], grades: Iterable[GradeRow],
                    grader: str = "recorded") -> list[VariantScore]:
     """pass@1 = mean over tasks of the share of graded attempts that pass every criterion."""
     task_by_id = {t.id: t for t in tasks}
     by_attempt = grades_by_attempt(grades, grader)
-    groups: dict[tuple[str, str], list[Attempt]] = defaultdict(list)
+    groups: dict[tuple[str, str], list[AttemptRow]] = defaultdict(list)
     for a in attempts:
         if a.task_id in task_by_id:
             groups[(a.model, a.variant)].append(a)

@@ -27,6 +27,7 @@ import json
 import os
 import re
 from collections import Counter
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
 from typing import Any, Literal, TypeVar
@@ -41,6 +42,7 @@ from rubric_audit.core.errors import (
     read_bytes,
     read_json,
     read_text,
+    utf8_path,
     validated,
 )
 from rubric_audit.core.limits import MAX_ARCHIVE_BYTES
@@ -62,11 +64,17 @@ from rubric_audit.core.model import (
     path_safe,
 )
 from rubric_audit.core.text import first_line
-from rubric_audit.load.snapshots import attempt_artifacts, exported_files
+from rubric_audit.load.snapshots import (
+    ARTIFACTS_DIR,
+    FINAL_SNAPSHOT,
+    attempt_artifacts,
+    exported_files,
+)
 from rubric_audit.load.trajectory import normalise_trajectory
 from rubric_audit.load.variant_tasks import shared_task
 
 RESULTS_CSV = "results.csv"
+JUDGE_RUNS = "grades"  # grades/<judge>.json: what `rubric-audit grade` wrote beside the recording
 FAILURES_JSONL = "results.failures.jsonl"
 ATTEMPT_FILES = ("trajectory.json", "verifiers.json", "initial_messages.json", "grades.json")
 ATTEMPT_DIR = re.compile(r"attempt_(\d+)")
@@ -200,6 +208,47 @@ class RecordedRuns(BaseModel):
             self.differences += differences
 
 
+class SourceTally:
+    """A source's summary counted as its attempts are read, a batch at a time."""
+
+    def __init__(self) -> None:
+        self.states: Counter[str] = Counter()
+        self.reasons: Counter[str] = Counter()
+        self.task_ids: set[str] = set()
+        self.criteria = 0
+
+    def add(self, runs: RecordedRuns) -> None:
+        """Count a batch's attempts, and the criteria of the tasks (as the batch recorded them)
+        that attempts of the batch ran first in this source."""
+        new = {a.task_id for a in runs.attempts} - self.task_ids
+        for attempt in runs.attempts:
+            self.states[attempt.state] += 1
+            if attempt.state == "unavailable":
+                self.reasons[first_line(attempt.unavailable_reason or "no reason recorded")] += 1
+        self.task_ids |= new
+        self.criteria += sum(len(task.criteria) for t in new
+                             for task in runs.recorded.get(t, {}).values())
+
+    def merge(self, other: SourceTally) -> None:
+        """Count another batch's tally (of attempts of tasks not counted here yet)."""
+        self.states.update(other.states)
+        self.reasons.update(other.reasons)
+        self.task_ids |= other.task_ids
+        self.criteria += other.criteria
+
+    def summary(self, path: Path, fmt: str, unmapped: list[str],
+                model_from: Counter[str] | None = None,
+                answer_rules: Counter[str] | None = None) -> SourceSummary:
+        return SourceSummary(
+            path=str(path), format=fmt, attempts=sum(self.states.values()),
+            graded=self.states["graded"], ungraded=self.states["ungraded"],
+            unavailable=sum(self.reasons.values()),
+            unavailable_reasons=dict(self.reasons.most_common()), tasks=len(self.task_ids),
+            criteria=self.criteria, unmapped=unmapped,
+            model_from=dict((model_from or Counter()).most_common()),
+            answer_rules=dict((answer_rules or Counter()).most_common()))
+
+
 def summarize(path: Path, fmt: str, runs: RecordedRuns, unmapped: list[str],
               model_from: Counter[str] | None = None,
               answer_rules: Counter[str] | None = None) -> SourceSummary:
@@ -208,19 +257,18 @@ def summarize(path: Path, fmt: str, runs: RecordedRuns, unmapped: list[str],
     kind), tasks and criteria (each task's as the variant recorded it: the tasks are shared over
     the variants of every source once all are loaded), and where the format has a choice, where
     the models and answers were read from."""
-    reasons = Counter(first_line(a.unavailable_reason or "no reason recorded")
-                      for a in runs.attempts if a.state == "unavailable")
-    task_ids = {a.task_id for a in runs.attempts}
-    return SourceSummary(
-        path=str(path), format=fmt, attempts=len(runs.attempts),
-        graded=sum(a.state == "graded" for a in runs.attempts),
-        ungraded=sum(a.state == "ungraded" for a in runs.attempts),
-        unavailable=sum(reasons.values()),
-        unavailable_reasons=dict(reasons.most_common()), tasks=len(task_ids),
-        criteria=sum(len(task.criteria) for t in task_ids
-                     for task in runs.recorded.get(t, {}).values()),
-        unmapped=unmapped, model_from=dict((model_from or Counter()).most_common()),
-        answer_rules=dict((answer_rules or Counter()).most_common()))
+    tally = SourceTally()
+    tally.add(runs)
+    return tally.summary(path, fmt, unmapped, model_from, answer_rules)
+
+
+def _utf8_name(entry: os.DirEntry[str]) -> str:
+    """An entry's name, refused where it is not UTF-8 (it is stored and printed)."""
+    try:
+        entry.name.encode("utf-8")
+    except UnicodeEncodeError:
+        utf8_path(Path(entry.path))
+    return entry.name
 
 
 def _is_attempt_dir(folder: Path) -> bool:
@@ -230,11 +278,12 @@ def _is_attempt_dir(folder: Path) -> bool:
 def _subfolders(folder: Path) -> tuple[list[Path], list[str]]:
     """The folders in `folder`, sorted, and the names of its links to folders: those are not
     entered (a link could lead anywhere on this machine, and its text would reach audit.db and a
-    judge), and are named in the source summary instead."""
+    judge), and are named in the source summary instead. Every name must be UTF-8 (a variant's,
+    task's or attempt's name is stored and printed)."""
     with os.scandir(folder) as entries:
         listed = sorted(entries, key=lambda e: e.name)
-    return ([Path(e.path) for e in listed if e.is_dir(follow_symlinks=False)],
-            [e.name for e in listed if e.is_symlink() and e.is_dir()])
+    return ([utf8_path(Path(e.path)) for e in listed if e.is_dir(follow_symlinks=False)],
+            [utf8_path(Path(e.path)).name for e in listed if e.is_symlink() and e.is_dir()])
 
 
 def _linked(folder: Path, names: list[str]) -> list[str]:
@@ -242,8 +291,12 @@ def _linked(folder: Path, names: list[str]) -> list[str]:
             for name in names]
 
 
+def _has_own_files(folder: Path) -> bool:
+    return (folder / RESULTS_CSV).is_file() or (folder / FAILURES_JSONL).is_file()
+
+
 def _is_variant_dir(folder: Path) -> bool:
-    if (folder / RESULTS_CSV).is_file() or (folder / FAILURES_JSONL).is_file():
+    if _has_own_files(folder):
         return True
     return any(_is_attempt_dir(child) or any(_attempt_subdirs(child)[0])
                for child in _subfolders(folder)[0])
@@ -263,6 +316,18 @@ def _attempt_subdirs(task_dir: Path) -> tuple[list[tuple[int, Path]], list[str]]
 
 
 ARCHIPELAGO_LAYOUT = "results.csv or task folders, or a folder of such variant folders"
+
+
+def marked_variant_dirs(path: Path) -> list[Path]:
+    """The variant folders Archipelago's own files (results.csv, results.failures.jsonl, which
+    no other layout writes) mark at `path`: itself, or every one of its subfolders; empty where
+    that is not so (then `path` is walked for every layout's markers)."""
+    if not path.is_dir():
+        return []
+    if _has_own_files(path):
+        return [path]
+    folders = _subfolders(path)[0]
+    return folders if folders and all(_has_own_files(f) for f in folders) else []
 
 
 def variant_dirs(path: Path, expected: str = ARCHIPELAGO_LAYOUT) -> list[Path]:
@@ -334,12 +399,21 @@ class AttemptFiles:
         # file types from one listing, not a stat each; a link is kept so that reading it is
         # refused with its name (read_bytes), never followed nor passed over in silence
         with os.scandir(folder) as entries:
-            names = sorted(e.name for e in entries
-                           if e.is_file(follow_symlinks=False) or e.is_symlink())
+            listed = list(entries)
+        names = sorted(_utf8_name(e) for e in listed
+                       if e.is_file(follow_symlinks=False) or e.is_symlink())
+        self.folders = frozenset(e.name for e in listed if e.is_dir())  # links to folders too
+        base = os.fspath(folder)
         self.files = {name: read[name] if name in read
-                      else file_digest(folder / name, MAX_ARCHIVE_BYTES) if name.endswith(".zip")
-                      else read_bytes(folder / name)
+                      else file_digest(os.path.join(base, name), MAX_ARCHIVE_BYTES)
+                      if name.endswith(".zip") else read_bytes(os.path.join(base, name))
                       for name in names}
+
+    def artifacts(self) -> list[str]:
+        """`snapshots.attempt_artifacts` of the folder (none without the files they are in)."""
+        if ARTIFACTS_DIR in self.folders or FINAL_SNAPSHOT in self.files:
+            return attempt_artifacts(self.folder)
+        return []
 
     def json(self, name: str) -> Any:
         """The parsed JSON file `name`, or None where the folder has none."""
@@ -481,7 +555,7 @@ def _attempt(files: AttemptFiles, variant: str, task_id: str, index: int,
                          else fallback_model)
     answer, answer_rule = recorded_answer(trajectory)
     status = recorded.grading_run_status if recorded else None
-    judge_runs = _judge_runs(folder)
+    judge_runs = _judge_runs(folder) if JUDGE_RUNS in files.folders else []
     completed = [(grader, raw) for grader, raw in judge_runs
                  if raw.grading_run_status == "completed"]
     graded = status == "completed" or bool(completed)
@@ -505,7 +579,7 @@ def _attempt(files: AttemptFiles, variant: str, task_id: str, index: int,
         state="graded" if graded else "unavailable" if reason else "ungraded",
         unavailable_reason=reason,
         answer=answer,
-        artifacts=attempt_artifacts(folder),
+        artifacts=files.artifacts(),
         trajectory=normalise_trajectory(trajectory.messages, "archipelago"),
         usage=_usage(trajectory.usage),
         wall_time=trajectory.time_elapsed,
@@ -524,7 +598,7 @@ def _attempt(files: AttemptFiles, variant: str, task_id: str, index: int,
 def _judge_runs(folder: Path) -> list[tuple[str, RecordedGrading]]:
     """Grading runs written by `rubric-audit grade` beside the recorded one: grades/<judge>.json."""
     runs = []
-    for path in sorted((folder / "grades").glob("*.json")):
+    for path in sorted((folder / JUDGE_RUNS).glob("*.json")):
         raw = validated(path, read_json(path), RecordedGrading)
         runs.append((f"judge:{raw.judge_model or path.stem}", raw))
     return runs
@@ -558,55 +632,106 @@ def _fallback_models(variant: str, rows: list[dict[str, str]],
     return named
 
 
-def load_variant(variant_dir: Path) -> RecordedRuns:
-    """All attempts under one variant folder."""
-    variant = variant_dir.name
-    rows = _results_rows(variant_dir)
-    failures = _failures(variant_dir)
-    row_by_task = {r["task_id"]: r for r in rows}
-    failure_by_task = {f["task_id"]: f for f in failures}
-    failure_by_attempt = {(f["task_id"], int(f["attempt"])): f for f in failures
-                          if str(f.get("attempt", "")).isdecimal() and len(str(f["attempt"])) < 10}
-    fallback = _fallback_models(variant, rows, failures)
-    runs = RecordedRuns()
-    unmapped = []
-    model_from: Counter[str] = Counter()
-    answer_rules: Counter[str] = Counter()
-    task_dirs, linked = _subfolders(variant_dir)
-    unmapped += _linked(Path(variant), linked)
-    for task_dir in task_dirs:
+@dataclass
+class TaskRead:
+    """One task folder of a variant, read: its attempts (with the task as the variant recorded
+    it), and what the variant's summary counts of them."""
+
+    runs: RecordedRuns
+    tally: SourceTally
+    unmapped: list[str]
+    model_from: Counter[str]
+    answer_rules: Counter[str]
+
+
+class VariantReader:
+    """One variant folder: its own files (results.csv, the failures file) read once, then its
+    task folders one at a time, in any process (`read_task` changes nothing here), then its
+    summary of every task read, counted in order (`count`)."""
+
+    def __init__(self, variant_dir: Path) -> None:
+        self.folder = variant_dir
+        self.variant = variant_dir.name
+        rows = _results_rows(variant_dir)
+        failures = _failures(variant_dir)
+        self.row_by_task = {r["task_id"]: r for r in rows}
+        self.failure_by_task = {f["task_id"]: f for f in failures}
+        self.failure_by_attempt = {
+            (f["task_id"], int(f["attempt"])): f for f in failures
+            if str(f.get("attempt", "")).isdecimal() and len(str(f["attempt"])) < 10}
+        self.fallback = _fallback_models(self.variant, rows, failures)
+        self.task_dirs, linked = _subfolders(variant_dir)
+        self._tally = SourceTally()
+        self._unmapped = _linked(Path(self.variant), linked)
+        self._model_from: Counter[str] = Counter()
+        self._answer_rules: Counter[str] = Counter()
+
+    def read_task(self, task_dir: Path) -> TaskRead:
         task_id = task_dir.name
         try:
             path_safe(task_id)
         except ValueError as exc:
             raise InputError(task_dir, "name", str(exc)) from None
-        row = row_by_task.get(task_id) or {
-            k: str(v) for k, v in failure_by_task.get(task_id, {}).items()}
+        row = self.row_by_task.get(task_id) or {
+            k: str(v) for k, v in self.failure_by_task.get(task_id, {}).items()}
         folders, linked = _attempt_folders(task_dir)
-        unmapped += _linked(Path(variant, task_id), linked)
+        read = TaskRead(RecordedRuns(), SourceTally(),
+                        _linked(Path(self.variant, task_id), linked), Counter(), Counter())
         if not folders:
-            unmapped.append(f"{task_dir.name}/: no attempt files")
+            read.unmapped.append(f"{task_dir.name}/: no attempt files")
+        runs = read.runs
         for index, folder in folders:
-            failure = failure_by_attempt.get((task_id, index), failure_by_task.get(task_id))
+            failure = self.failure_by_attempt.get((task_id, index),
+                                                  self.failure_by_task.get(task_id))
             files = AttemptFiles(folder)
-            read = _attempt(files, variant, task_id, index,
-                            fallback.get(task_id, fallback[""]), failure)
-            attempt = read.attempt
+            attempt_read = _attempt(files, self.variant, task_id, index,
+                                    self.fallback.get(task_id, self.fallback[""]), failure)
+            attempt = attempt_read.attempt
             if attempt.judge_model is None and row.get("judge_model"):
                 attempt = attempt.model_copy(update={"judge_model": row["judge_model"]})
             runs.attempts.append(attempt)
-            runs.grades.extend(read.grades)
-            if read.model_from != ORCHESTRATOR_CONFIG:
-                model_from[read.model_from] += 1
-            answer_rules[read.answer_rule] += 1
+            runs.grades.extend(attempt_read.grades)
+            if attempt_read.model_from != ORCHESTRATOR_CONFIG:
+                read.model_from[attempt_read.model_from] += 1
+            read.answer_rules[attempt_read.answer_rule] += 1
             recorded = runs.recorded.setdefault(task_id, {})
-            if variant not in recorded:
-                recorded[variant] = _task_from_run(files, task_id, row)
-    stored = {a.task_id for a in runs.attempts}
-    unmapped += [f"{RESULTS_CSV}: row for {task_id} has no task folder"
-                 for task_id in row_by_task if task_id not in stored]
-    runs.sources.append(summarize(variant_dir, "archipelago", runs, unmapped, model_from,
-                                  answer_rules))
+            if self.variant not in recorded:
+                recorded[self.variant] = _task_from_run(files, task_id, row)
+        read.tally.add(runs)
+        return read
+
+    def count(self, read: TaskRead) -> None:
+        self._tally.merge(read.tally)
+        self._unmapped += read.unmapped
+        self._model_from.update(read.model_from)
+        self._answer_rules.update(read.answer_rules)
+
+    def summary(self) -> SourceSummary:
+        """What the variant gave, over the tasks counted."""
+        unmapped = self._unmapped + [f"{RESULTS_CSV}: row for {task_id} has no task folder"
+                                     for task_id in self.row_by_task
+                                     if task_id not in self._tally.task_ids]
+        return self._tally.summary(self.folder, "archipelago", unmapped, self._model_from,
+                                   self._answer_rules)
+
+
+def variant_batches(variant_dir: Path) -> Iterator[RecordedRuns]:
+    """The attempts under one variant folder, a task folder at a time (each batch holds the
+    task as this variant recorded it); the last batch holds only the variant's summary."""
+    reader = VariantReader(variant_dir)
+    for task_dir in reader.task_dirs:
+        read = reader.read_task(task_dir)
+        reader.count(read)
+        if read.runs.attempts:
+            yield read.runs
+    yield RecordedRuns(sources=[reader.summary()])
+
+
+def load_variant(variant_dir: Path) -> RecordedRuns:
+    """All attempts under one variant folder."""
+    runs = RecordedRuns()
+    for batch in variant_batches(variant_dir):
+        runs.extend(batch)
     return runs
 
 

@@ -12,16 +12,26 @@ their result.json, and a trial's `agent/` folder holds Archipelago's attempt fil
 that is none of them is refused naming every layout. Each loader says per source what it read and
 as which format (`SourceSummary`), and the tasks are shared over every variant of every source at
 the end.
+
+Runs are read as a stream of batches (an Archipelago variant a task folder at a time; the other
+formats a path at a time), so that an import holds one batch in memory, not the archive.
 """
 
 from __future__ import annotations
 
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass, field
 from pathlib import Path
 
 from rubric_audit.core.errors import InputError
 from rubric_audit.load.harbor import harbor_jobs, load_harbor
 from rubric_audit.load.inspect_log import is_inspect_log, load_inspect
-from rubric_audit.load.runs import RecordedRuns, load_variant, variant_dirs
+from rubric_audit.load.runs import (
+    RecordedRuns,
+    marked_variant_dirs,
+    variant_batches,
+    variant_dirs,
+)
 from rubric_audit.load.tb import load_tb, tb_runs
 
 LAYOUTS = ("an Archipelago variant folder (results.csv, results.failures.jsonl or task folders "
@@ -30,27 +40,61 @@ LAYOUTS = ("an Archipelago variant folder (results.csv, results.failures.jsonl o
            "folder of logs; or Terminal-Bench 1 `tb run` output (results.json)")
 
 
-def load_source(path: Path) -> RecordedRuns:
-    """The runs under one path, read by the loader of its format; a path that holds none of the
-    layouts read is refused with every one of them named."""
+@dataclass
+class Source:
+    """One run path, its format recognised: `variants` are its Archipelago variant folders (each
+    read, or passed over, on its own); any other format is read whole by `read`."""
+
+    path: Path
+    format: str
+    variants: list[Path] = field(default_factory=list)
+    read: Callable[[], RecordedRuns] | None = None
+
+    def batches(self, unread: frozenset[Path] = frozenset()) -> Iterator[RecordedRuns]:
+        """The runs, a batch at a time; Archipelago variant folders in `unread` are not read."""
+        if self.read is not None:
+            yield self.read()
+            return
+        for variant_dir in self.variants:
+            if variant_dir not in unread:
+                yield from variant_batches(variant_dir)
+
+
+def find_source(path: Path) -> Source:
+    """The format of the runs under one path, by the markers of each layout in turn; a path that
+    holds none of them is refused with every one of them named. A folder of Archipelago variants
+    marked by their own files (results.csv, results.failures.jsonl, which no other layout writes)
+    is one without a walk of its every file for the other layouts' markers."""
     if not path.exists():
         raise InputError(path, None, "no such run file or folder")
+    if marked := marked_variant_dirs(path):
+        return Source(path, "archipelago", variants=marked)
     if tb := tb_runs(path):  # before inspect's: a tb summary is a .json file too
-        return load_tb(tb)
+        return Source(path, "tb", read=lambda: load_tb(tb))
     if jobs := harbor_jobs(path):
-        return load_harbor(path, jobs)
+        return Source(path, "harbor", read=lambda: load_harbor(path, jobs))
     if is_inspect_log(path):
-        return load_inspect(path)
+        return Source(path, "inspect", read=lambda: load_inspect(path))
+    return Source(path, "archipelago", variants=variant_dirs(path, LAYOUTS))
+
+
+def find_sources(paths: list[Path]) -> list[Source]:
+    return [find_source(Path(path)) for path in paths]
+
+
+def load_source(path: Path) -> RecordedRuns:
+    """The runs under one path, read by the loader of its format."""
     runs = RecordedRuns()
-    for variant_dir in variant_dirs(path, LAYOUTS):
-        runs.extend(load_variant(variant_dir))
+    for batch in find_source(path).batches():
+        runs.extend(batch)
     return runs
 
 
 def load_sources(paths: list[Path]) -> RecordedRuns:
     """Runs from every path, with each task as its variants share it."""
     combined = RecordedRuns()
-    for path in paths:
-        combined.extend(load_source(Path(path)))
+    for source in find_sources(paths):
+        for batch in source.batches():
+            combined.extend(batch)
     combined.share_tasks()
     return combined

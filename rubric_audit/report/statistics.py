@@ -5,7 +5,9 @@ from __future__ import annotations
 
 import itertools
 from collections import defaultdict
+from collections.abc import Iterable, Sequence
 from dataclasses import dataclass, field
+from typing import NamedTuple
 
 from pydantic import BaseModel
 
@@ -13,10 +15,10 @@ from rubric_audit.checks.lints import TASK_CHECKS
 from rubric_audit.core.model import (
     FAILURE_LABELS,
     PASS_LABELS,
-    Attempt,
-    CriterionGrade,
+    AttemptRow,
     Finding,
     FindingReview,
+    GradeRow,
     Review,
     Task,
     grades_by_attempt,
@@ -38,6 +40,7 @@ from rubric_audit.review.labels import (
     current_finding_verdicts,
     finding_key,
     graded_queues,
+    json_key,
 )
 
 TASK_DEFECT_CHECKS = {c.__name__ for c in TASK_CHECKS} | {
@@ -134,6 +137,25 @@ class Statistics(BaseModel):
 PerTask = dict[str, tuple[int, int, list[float]]]  # task -> (decided attempts, passes, scores)
 
 
+class FindingRow(NamedTuple):
+    """What the statistics read of a finding: its check, severity, task and identity
+    (`finding_key`), without its message and evidence."""
+
+    check: str
+    severity: str
+    task_id: str | None
+    key: str
+
+    @classmethod
+    def of(cls, finding: Finding) -> FindingRow:
+        return cls(finding.check, finding.severity, finding.task_id, finding_key(finding))
+
+    @classmethod
+    def stored(cls, check: str, severity: str, task_id: str | None, raw: str) -> FindingRow:
+        """From a stored row: its JSON is the finding's own (`finding_key` hashes it)."""
+        return cls(check, severity, task_id, json_key(raw))
+
+
 @dataclass
 class _Tally:
     """One task's PerTask entry while it is counted."""
@@ -143,7 +165,7 @@ class _Tally:
     scores: list[float] = field(default_factory=list)
 
 
-def per_task(tasks: dict[str, Task], attempts: list[Attempt], grades: list[CriterionGrade],
+def per_task(tasks: dict[str, Task], attempts: Sequence[AttemptRow], grades: Iterable[GradeRow],
              grader: str) -> dict[tuple[str, str], PerTask]:
     by_attempt = grades_by_attempt(grades, grader)
     out: dict[tuple[str, str], dict[str, _Tally]] = defaultdict(lambda: defaultdict(_Tally))
@@ -223,20 +245,20 @@ def _common_attempts(counts: list[int]) -> int | None:
     return None
 
 
-def flagged_tasks(findings: list[Finding]) -> set[str]:
+def flagged_tasks(findings: Iterable[FindingRow]) -> set[str]:
     """Tasks an error finding of a task-defect check flags (the `without_flagged` option)."""
     return {f.task_id for f in findings if f.task_id and f.severity == "error"
             and f.check in TASK_DEFECT_CHECKS}
 
 
-def finding_precision(findings: list[Finding], log: list[tuple[int, FindingReview]]
+def finding_precision(findings: Iterable[FindingRow], log: list[tuple[int, FindingReview]]
                       ) -> list[CheckPrecision]:
     """Per check with findings: how reviewers judged them (one verdict per finding, the
     reviewers' majority; a tie is disputed and left out of the precision)."""
     verdicts = current_finding_verdicts(log)
     by_check: dict[str, list[str | None]] = defaultdict(list)
     for f in findings:
-        by = verdicts.get(finding_key(f))
+        by = verdicts.get(f.key)
         by_check[f.check].append(consensus(by) if by else "unreviewed")
     rows = []
     for check, seen in sorted(by_check.items()):
@@ -248,8 +270,9 @@ def finding_precision(findings: list[Finding], log: list[tuple[int, FindingRevie
     return rows
 
 
-def build_statistics(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGrade],
-                     graders: list[str], findings: list[Finding],
+def build_statistics(tasks: list[Task], attempts: Sequence[AttemptRow],
+                     grades: Sequence[GradeRow], graders: list[str],
+                     findings: Sequence[FindingRow],
                      current: dict[str, dict[str, Review]], labels: dict[str, str | None],
                      achievable: set[str], finding_reviews: list[tuple[int, FindingReview]],
                      seed: int = DEFAULT_SEED) -> Statistics:
@@ -279,7 +302,7 @@ def build_statistics(tasks: list[Task], attempts: list[Attempt], grades: list[Cr
                       effort=_effort(by_id, attempts, grades, headline))
 
 
-def _review(by_id: dict[str, Task], attempts: list[Attempt], grades: list[CriterionGrade],
+def _review(by_id: dict[str, Task], attempts: Sequence[AttemptRow], grades: Sequence[GradeRow],
             current: dict[str, dict[str, Review]], labels: dict[str, str | None],
             grader: str) -> ReviewResults:
     failures, passes = graded_queues(by_id, attempts, grades, grader)
@@ -302,10 +325,10 @@ def _review(by_id: dict[str, Task], attempts: list[Attempt], grades: list[Criter
                                       ("passes", passes))])
 
 
-def _effort(by_id: dict[str, Task], attempts: list[Attempt], grades: list[CriterionGrade],
+def _effort(by_id: dict[str, Task], attempts: Sequence[AttemptRow], grades: Sequence[GradeRow],
             grader: str) -> list[EffortRow]:
     by_attempt = grades_by_attempt(grades, grader)
-    graded_by_task: dict[str, list[Attempt]] = defaultdict(list)
+    graded_by_task: dict[str, list[AttemptRow]] = defaultdict(list)
     for a in attempts:
         if by_attempt.get(a.id):
             graded_by_task[a.task_id].append(a)

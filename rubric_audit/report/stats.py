@@ -3,11 +3,17 @@
 Scores are means over tasks, so their intervals resample tasks (a percentile bootstrap with a
 stored seed, vectorised: it gives scipy.stats.bootstrap's intervals at a fraction of its cost);
 rates of independent yes/no outcomes (unearned credit in a pass audit, judge agreement) get
-Wilson intervals, with Clopper-Pearson available.
+Wilson intervals, with Clopper-Pearson available. A bootstrap's resamples are drawn and averaged
+a block at a time, so its memory does not grow with the tasks; inside `remembered`, an interval
+of the same inputs as one computed before is looked up, not resampled again.
 """
 
 from __future__ import annotations
 
+import hashlib
+from collections.abc import Iterator
+from contextlib import contextmanager
+from contextvars import ContextVar
 from functools import lru_cache
 from math import comb
 from typing import Literal
@@ -83,16 +89,74 @@ def _normal_isf(alpha: float) -> float:
     return float(stats.norm.isf(alpha))
 
 
-@lru_cache(maxsize=16)
+BLOCK = 250
+"""Resamples drawn at a time: an even count of rows, so the generator gives the same indices as
+when all are drawn at once (it draws two 32-bit values at a time)."""
+KEPT_INDICES = 4_000_000
+"""Indices of one (task count, seed) kept for the next statistic over as many tasks, up to this
+many (16 MB): a larger benchmark's are drawn again, a block at a time."""
+
+
+@lru_cache(maxsize=4)
 def resample_indices(n: int, seed: int) -> np.ndarray:
     """The (RESAMPLES x n) task indices of one seed, drawn once as scipy.stats.bootstrap draws
     them, so every statistic over n tasks with that seed resamples the same tasks."""
-    indices = np.random.default_rng(seed).integers(0, n, (RESAMPLES, n))
+    indices = np.random.default_rng(seed).integers(0, n, (RESAMPLES, n), dtype=np.int32)
     indices.flags.writeable = False
     return indices
 
 
+def _resample_blocks(n: int, seed: int) -> Iterator[np.ndarray]:
+    """The (RESAMPLES x n) task indices of one seed, drawn as scipy.stats.bootstrap draws them,
+    BLOCK rows at a time, so every statistic over n tasks with that seed resamples the same
+    tasks."""
+    if RESAMPLES * n <= KEPT_INDICES:
+        indices = resample_indices(n, seed)
+        for start in range(0, RESAMPLES, BLOCK):
+            yield indices[start:start + BLOCK]
+        return
+    generator = np.random.default_rng(seed)
+    for start in range(0, RESAMPLES, BLOCK):
+        yield generator.integers(0, n, (min(BLOCK, RESAMPLES - start), n), dtype=np.int32)
+
+
+_REMEMBERED: ContextVar[tuple[dict[str, Interval], dict[str, Interval]] | None] = ContextVar(
+    "remembered_intervals", default=None)
+
+
+@contextmanager
+def remembered(known: dict[str, Interval]) -> Iterator[dict[str, Interval]]:
+    """Bootstrap intervals computed inside are first looked up in `known` by their inputs (the
+    method, seed and values); yields every interval asked for inside, by its key, to keep."""
+    used: dict[str, Interval] = {}
+    token = _REMEMBERED.set((known, used))
+    try:
+        yield used
+    finally:
+        _REMEMBERED.reset(token)
+
+
+def _key(samples: tuple[np.ndarray, ...], seed: int, method: str) -> str:
+    digest = hashlib.blake2b(f"{method}\0{seed}\0{RESAMPLES}\0{CONFIDENCE}".encode(),
+                             digest_size=16)
+    for sample in samples:
+        digest.update(b"\0" + sample.tobytes())
+    return digest.hexdigest()
+
+
 def _bootstrap(samples: tuple[np.ndarray, ...], seed: int, method: str) -> Interval:
+    """A bootstrap interval (`_resampled`), looked up where `remembered` knows its inputs."""
+    memory = _REMEMBERED.get()
+    if memory is None:
+        return _resampled(samples, seed, method)
+    known, used = memory
+    key = _key(samples, seed, method)
+    interval = known.get(key) or _resampled(samples, seed, method)
+    used[key] = interval
+    return interval
+
+
+def _resampled(samples: tuple[np.ndarray, ...], seed: int, method: str) -> Interval:
     """Percentile bootstrap of the mean of the samples' difference (or of the one sample).
 
     Gives scipy.stats.bootstrap(method="percentile", paired=True) intervals with the same seed
@@ -106,7 +170,8 @@ def _bootstrap(samples: tuple[np.ndarray, ...], seed: int, method: str) -> Inter
                         method=f"{method} (degenerate: too few or identical tasks)")
     from scipy.stats import quantile
 
-    means = values[resample_indices(n, seed)].mean(axis=-1)
+    means = np.concatenate([values[block].mean(axis=-1)
+                            for block in _resample_blocks(n, seed)])
     alpha = np.asarray((1 - CONFIDENCE) / 2)  # as scipy computes it, to the last bit
     low, high = quantile(means, np.stack([alpha, 1 - alpha]))
     return Interval(estimate=estimate, low=float(low), high=float(high), n=n,

@@ -2,8 +2,10 @@
 
 from __future__ import annotations
 
+import json
 import re
 from collections import Counter, defaultdict
+from collections.abc import Sequence
 from statistics import mean
 from typing import Any
 
@@ -15,11 +17,11 @@ from rubric_audit.checks.items import ItemRow, item_rows, task_items
 from rubric_audit.checks.lints import CHECK_SUMMARIES
 from rubric_audit.checks.precision import CheckPrecision, code_fails_decide, load_unseen
 from rubric_audit.checks.precision import load as load_precision
-from rubric_audit.checks.screen import Screen, gather, screen
+from rubric_audit.checks.screen import UNSOUND_PASS_CHECKS, Screen, gather, screen
 from rubric_audit.core.model import (
     CODE_GRADER,
     FAILURE_LABELS,
-    Attempt,
+    AttemptRow,
     BenchmarkVersion,
     CheckSummary,
     Control,
@@ -27,7 +29,7 @@ from rubric_audit.core.model import (
     ControlOutcome,
     CriterionGrade,
     Expectation,
-    Finding,
+    GradeRow,
     Measurement,
     Review,
     SourceMetric,
@@ -37,7 +39,13 @@ from rubric_audit.core.scores import VariantScore, headline_grader, score_varian
 from rubric_audit.core.words import plural
 from rubric_audit.report.correction import Correction, build_correction
 from rubric_audit.report.ranking import Ranking, build_ranking
-from rubric_audit.report.statistics import Statistics, build_statistics, flagged_tasks, per_task
+from rubric_audit.report.statistics import (
+    FindingRow,
+    Statistics,
+    build_statistics,
+    flagged_tasks,
+    per_task,
+)
 from rubric_audit.report.stats import Interval, proportion
 from rubric_audit.review.labels import (
     DISPUTED,
@@ -236,7 +244,7 @@ class AuditSummary(BaseModel):
     benchmark_version: BenchmarkVersion | None = None  # which version of the benchmark
 
 
-def _scores(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGrade],
+def _scores(tasks: list[Task], attempts: Sequence[AttemptRow], grades: Sequence[GradeRow],
             graders: list[str]) -> list[VariantScore]:
     """Each grader's scores of the variants it scored; a variant no grader scored (all its
     attempts ungraded or unavailable) is listed under the headline grader, so its counts show."""
@@ -246,12 +254,12 @@ def _scores(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGr
             if s.tasks_scored or (grader == headline and not s.graded_attempts)]
 
 
-def _unavailable(attempts: list[Attempt]) -> list[UnavailableAttempt]:
+def _unavailable(attempts: Sequence[AttemptRow]) -> list[UnavailableAttempt]:
     return [UnavailableAttempt(attempt=a.id, reason=a.unavailable_reason or "")
             for a in attempts if a.state == "unavailable"]
 
 
-def _measured(attempts: list[Attempt], measurements: list[Measurement],
+def _measured(attempts: Sequence[AttemptRow], measurements: list[Measurement],
               metrics: list[SourceMetric]) -> list[MeasuredScore]:
     by_id = {a.id: a for a in attempts}
     counts: Counter[tuple[str, str, str, str]] = Counter()
@@ -275,56 +283,73 @@ def _measured(attempts: list[Attempt], measurements: list[Measurement],
     return out
 
 
-def _counts(findings: list[Finding], tasks: list[Task]) -> FindingCounts:
-    by_check = Counter(f.check for f in findings)
-    measured, unseen = load_precision(), load_unseen()
+class _Findings:
+    """What the summary reads of the findings, in one pass over the stored rows (an archive's
+    findings are many: none is held whole)."""
 
-    def numbers(prefix: str, m: CheckPrecision | None) -> dict[str, float | int | None]:
-        return {} if m is None else {f"{prefix}_precision": m.precision,
-                                     f"{prefix}_right": m.correct, f"{prefix}_fired": m.fired,
-                                     f"{prefix}_cases": m.cases}
+    def __init__(self, store: AuditStore) -> None:
+        self.rows: list[FindingRow] = []
+        self.broken_gold: set[str] = set()  # tasks a workbook recomputation disagrees with
+        self.unsound: set[tuple[str | None, object]] = set()  # (task, attempt) of unsound passes
+        for check, severity, task_id, raw in store.finding_rows():
+            self.rows.append(FindingRow.stored(check, severity, task_id, raw))
+            if check == "gold_recompute_mismatch" and task_id:
+                self.broken_gold.add(task_id)
+            if check in UNSOUND_PASS_CHECKS:
+                self.unsound.add((task_id, json.loads(raw).get("evidence", {}).get("attempt")))
 
-    return FindingCounts(
-        by_severity={s: sum(f.severity == s for f in findings) for s in ("error", "warning", "info")},
-        by_check=dict(sorted(by_check.items())),
-        # The fields are named from their prefix: pydantic checks them, as it checks any call.
-        precision=[CheckTrust.model_validate({"check": check, "findings": by_check.get(check, 0),
-                                              **numbers("corpus", measured.get(check)),
-                                              **numbers("unseen", unseen.get(check))})
-                   for check in sorted(set(by_check) | set(measured) | set(unseen))],
-        summaries=[summarise(tasks) for summarise in CHECK_SUMMARIES],
-    )
+    def counts(self, tasks: list[Task]) -> FindingCounts:
+        by_check = Counter(f.check for f in self.rows)
+        measured, unseen = load_precision(), load_unseen()
+
+        def numbers(prefix: str, m: CheckPrecision | None) -> dict[str, float | int | None]:
+            return {} if m is None else {f"{prefix}_precision": m.precision,
+                                         f"{prefix}_right": m.correct, f"{prefix}_fired": m.fired,
+                                         f"{prefix}_cases": m.cases}
+
+        return FindingCounts(
+            by_severity={s: sum(f.severity == s for f in self.rows)
+                         for s in ("error", "warning", "info")},
+            by_check=dict(sorted(by_check.items())),
+            # The fields are named from their prefix: pydantic checks them, as it checks any call.
+            precision=[CheckTrust.model_validate({"check": check,
+                                                  "findings": by_check.get(check, 0),
+                                                  **numbers("corpus", measured.get(check)),
+                                                  **numbers("unseen", unseen.get(check))})
+                       for check in sorted(set(by_check) | set(measured) | set(unseen))],
+            summaries=[summarise(tasks) for summarise in CHECK_SUMMARIES],
+        )
 
 
-def _code_checker(grades: list[CriterionGrade], graders: list[str]) -> CodeChecker:
-    code = {(g.attempt_id, g.criterion_id): g for g in grades if g.grader == CODE_GRADER}
-    decided = {k: g.verdict for k, g in code.items() if g.verdict in ("pass", "fail")}
-    reasons = Counter(re.sub(r"near .*", "near the target", g.rationale)
-                      for g in code.values() if g.verdict == "not_applicable")
+def _code_checker(store: AuditStore, graders: list[str]) -> CodeChecker:
+    criteria = decided = 0
+    reasons: Counter[str] = Counter()
+    for verdict, rationale in store.code_verdicts():
+        criteria += 1
+        decided += verdict in ("pass", "fail")
+        if verdict == "not_applicable":
+            reasons[re.sub(r"near .*", "near the target", rationale or "")] += 1
     agreement = []
     for grader in graders:
-        pairs = [(decided[(g.attempt_id, g.criterion_id)], g.verdict) for g in grades
-                 if g.grader == grader and (g.attempt_id, g.criterion_id) in decided
-                 and g.verdict in ("pass", "fail")]
-        agree = sum(a == b for a, b in pairs)
-        agreement.append(Agreement(grader=grader, checked=len(pairs), agree=agree,
-                                   rate=agree / len(pairs) if pairs else None,
-                                   interval=proportion(agree, len(pairs))))
-    return CodeChecker(criteria=len(code), checked=len(decided),
-                       not_applicable=len(code) - len(decided),
+        checked, agree = store.agreement_with_code(grader)
+        agreement.append(Agreement(grader=grader, checked=checked, agree=agree,
+                                   rate=agree / checked if checked else None,
+                                   interval=proportion(agree, checked)))
+    return CodeChecker(criteria=criteria, checked=decided, not_applicable=criteria - decided,
                        not_applicable_reasons=dict(sorted(reasons.items())), agreement=agreement)
 
 
-def _judge_replies(grades: list[CriterionGrade], control_grades: list[ControlGrade]
-                   ) -> list[JudgeReplies]:
+def _judge_replies(store: AuditStore, control_grades: list[ControlGrade]) -> list[JudgeReplies]:
     """Per LLM judge that rubric-audit ran (`judge:<model>`), its replies and the unscored."""
-    verdicts: dict[str, list[str]] = {}
-    for g in [*grades, *(c.grade for c in control_grades)]:
+    replies = {grader: list(counts) for grader, counts in store.judge_replies().items()}
+    for g in (c.grade for c in control_grades):
         if g.grader.startswith("judge:"):
-            verdicts.setdefault(g.grader, []).append(g.verdict)
-    return [JudgeReplies(grader=grader, replies=len(seen), unscored=seen.count("unscored"),
-                         parse_rate=1 - seen.count("unscored") / len(seen))
-            for grader, seen in sorted(verdicts.items())]
+            seen = replies.setdefault(g.grader, [0, 0])
+            seen[0] += 1
+            seen[1] += g.verdict == "unscored"
+    return [JudgeReplies(grader=grader, replies=n, unscored=unscored,
+                         parse_rate=1 - unscored / n)
+            for grader, (n, unscored) in sorted(replies.items())]
 
 
 def _current(controls: list[Control], grades: list[ControlGrade]
@@ -383,7 +408,7 @@ def _oracle(controls: list[Control], graded: dict[tuple[str, str], list[Criterio
             else "undetermined" for task_id, seen in outcomes.items()}
 
 
-def _achievable(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGrade],
+def _achievable(tasks: list[Task], attempts: Sequence[AttemptRow], grades: Sequence[GradeRow],
                 graders: list[str], gold: dict[str, ControlOutcome],
                 null: dict[str, ControlOutcome]) -> Achievable:
     excluded = {
@@ -399,7 +424,7 @@ def _achievable(tasks: list[Task], attempts: list[Attempt], grades: list[Criteri
     return Achievable(tasks=len(kept), excluded=excluded, certified=certified, scores=scores)
 
 
-def _task_outcomes(tasks: list[Task], attempts: list[Attempt], grades: list[CriterionGrade],
+def _task_outcomes(tasks: list[Task], attempts: Sequence[AttemptRow], grades: Sequence[GradeRow],
                    graders: list[str], achievable: Achievable) -> list[TaskOutcomes]:
     by_id = {t.id: t for t in tasks}
     unachievable, unknown = set(achievable.unachievable()), achievable.unknown()
@@ -475,15 +500,18 @@ def _alarms(tasks: list[Task], controls: list[Control], grades: list[ControlGrad
 def build_summary(store: AuditStore, threshold: float = 0.5,
                   skipped: list[Any] | None = None, failures: list[str] | None = None,
                   models: list[str] | None = None) -> AuditSummary:
-    tasks, attempts, grades = store.tasks(), store.attempts(), store.grades()
+    """The summary from the store: attempts and grades as their rows' columns give them, and
+    the findings in one pass, so an archive's are never held whole."""
+    tasks, attempts = store.tasks(), store.attempt_lines()
+    grades = store.grade_lines(attempts)
     controls, control_grades = store.controls(), store.control_grades()
-    findings, source_metrics = store.findings(), store.source_metrics()
-    graders = scored_graders(g.grader for g in grades)
+    findings, source_metrics = _Findings(store), store.source_metrics()
+    graders = scored_graders(store.graders())
     graded = _current(controls, control_grades)
     gold = _oracle(controls, graded, ("gold",), broken_when="fail",
                    doubted=frozenset() if code_fails_decide() else frozenset({CODE_GRADER}))
-    gold.update({f.task_id: "fail" for f in findings if f.check == "gold_recompute_mismatch"
-                 and f.task_id})  # the workbook, with the task's inputs, disagrees: broken oracle
+    # the workbook, with the task's inputs, disagrees: broken oracle
+    gold.update({task_id: "fail" for task_id in findings.broken_gold})
     null = _oracle(controls, graded, ("null", "refusal"), broken_when="pass")
     achievable = _achievable(tasks, attempts, grades, graders, gold, null)
     excluded = {t for ids in achievable.excluded.values() for t in ids}
@@ -494,7 +522,7 @@ def build_summary(store: AuditStore, threshold: float = 0.5,
     consensus_labels = {t: consensus(by) for t, by in current.items()}
     states = review_states(current)
     headline = headline_grader(graders)
-    evidence = gather(tasks, attempts, grades, findings, gold, null, headline)
+    evidence = gather(tasks, attempts, grades, findings.unsound, gold, null, headline)
     table = per_task({t.id: t for t in tasks}, attempts, grades, headline)
     controls_met = _control_counts(controls, graded)
     return AuditSummary(
@@ -518,20 +546,20 @@ def build_summary(store: AuditStore, threshold: float = 0.5,
         disputed_tasks=sorted(disputed_tasks(current)),
         ungraded=sum(a.state == "ungraded" for a in attempts),
         unavailable=_unavailable(attempts),
-        code_checker=_code_checker(grades, graders),
-        judge_replies=_judge_replies(grades, control_grades),
+        code_checker=_code_checker(store, graders),
+        judge_replies=_judge_replies(store, control_grades),
         controls=controls_met,
         screen=screen(evidence, threshold),
         alarms=_alarms(tasks, controls, control_grades),
-        statistics=build_statistics(tasks, attempts, grades, graders, findings, current,
+        statistics=build_statistics(tasks, attempts, grades, graders, findings.rows, current,
                                     consensus_labels, achievable_ids, store.finding_reviews()),
-        findings=_counts(findings, tasks),
+        findings=findings.counts(tasks),
         correction=build_correction(
             tasks, table, graded_queues({t.id: t for t in tasks}, attempts, grades, headline),
             consensus_labels, store.meta(PASS_AUDIT_META), headline,
             {c.kind: (c.broken, c.met + c.broken) for c in controls_met if c.grader == headline}),
         ranking=build_ranking(table, headline, consensus_labels, achievable_ids,
-                              flagged_tasks(findings)),
+                              flagged_tasks(findings.rows)),
         items=item_rows(task_items(tasks, attempts, grades, headline)),
         benchmark_version=store.benchmark_version(),
     )

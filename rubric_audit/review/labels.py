@@ -5,15 +5,15 @@ from __future__ import annotations
 import hashlib
 import random
 from collections import Counter, defaultdict
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, NamedTuple, TypeVar
 
 from rubric_audit.checks.items import ITEM_CHECK_NAMES
 from rubric_audit.core.model import (
-    Attempt,
-    CriterionGrade,
+    AttemptRow,
     Finding,
     FindingReview,
+    GradeRow,
     Review,
     Task,
     task_outcome,
@@ -32,7 +32,12 @@ unreviewed."""
 def finding_key(finding: Finding) -> str:
     """A finding's identity across re-audits: a hash of what it says (task, criterion, check,
     message, evidence), so a reviewer's judgement of it survives re-running the checks."""
-    return hashlib.sha256(finding.model_dump_json().encode()).hexdigest()[:16]
+    return json_key(finding.model_dump_json())
+
+
+def json_key(text: str) -> str:
+    """`finding_key` of the finding whose JSON is `text` (as the store holds it)."""
+    return hashlib.sha256(text.encode()).hexdigest()[:16]
 
 
 R = TypeVar("R", Review, FindingReview)
@@ -115,9 +120,10 @@ def all_failed_tasks(store: AuditStore) -> list[str]:
     return review_queues(tasks, rows, store.verdicts("recorded"))[0]
 
 
-def graded_queues(tasks: dict[str, Task], attempts: list[Attempt], grades: list[CriterionGrade],
-                  grader: str) -> tuple[list[str], list[str]]:
-    """`review_queues` of whole attempts and grades, by one grader's verdicts."""
+def graded_queues(tasks: dict[str, Task], attempts: Iterable[AttemptRow],
+                  grades: Iterable[GradeRow], grader: str) -> tuple[list[str], list[str]]:
+    """`review_queues` of attempts and grades (whole or as their columns give them), by one
+    grader's verdicts."""
     return review_queues(tasks, [(a.id, a.task_id, a.state) for a in attempts],
                          [(g.attempt_id, g.criterion_id, g.verdict) for g in grades
                           if g.grader == grader])

@@ -10,20 +10,24 @@ attempt rows stay light. Reviews are append-only: triggers refuse UPDATE, DELETE
 
 from __future__ import annotations
 
+import hashlib
 import json
 import sqlite3
 import zlib
 from collections.abc import Callable, Iterable, Iterator
-from contextlib import contextmanager
+from contextlib import contextmanager, nullcontext
+from dataclasses import dataclass, field
 from functools import cache
 from pathlib import Path
-from typing import Any, TypeVar
+from typing import Any, NamedTuple, TypeVar
 
 from pydantic import BaseModel, Field, ValidationError
 
 from rubric_audit.core.errors import InputError, invalid
 from rubric_audit.core.model import (
+    CODE_GRADER,
     Attempt,
+    AttemptLine,
     Benchmark,
     BenchmarkVersion,
     Control,
@@ -31,17 +35,19 @@ from rubric_audit.core.model import (
     CriterionGrade,
     Finding,
     FindingReview,
+    GradeLine,
     Measurement,
     Review,
     SourceMetric,
     SourceSummary,
     Task,
+    Tokens,
     Trajectory,
     VariantPrompt,
     World,
 )
 from rubric_audit.load.benchmark import is_benchmark
-from rubric_audit.load.runs import UNFINISHED, RecordedRuns
+from rubric_audit.load.runs import UNFINISHED
 from rubric_audit.load.trajectory import from_chat_messages
 
 TRAJECTORIES_TABLE = """
@@ -50,13 +56,15 @@ TRAJECTORIES_TABLE = """
         steps INTEGER NOT NULL, calls INTEGER NOT NULL, data BLOB NOT NULL)"""
 
 
-def _compress(trajectory: Trajectory) -> bytes:
-    return zlib.compress(trajectory.model_dump_json().encode(), 6)
+def compressed(raw: bytes) -> bytes:
+    """A trajectory's JSON as the `trajectories` table keeps it."""
+    return zlib.compress(raw, 6)
 
 
 def _trajectory_row(attempt_id: str, trajectory: Trajectory) -> tuple[str, str, int, int, bytes]:
+    """A `trajectories` row: the trajectory's JSON compressed, with its size in steps and calls."""
     return (attempt_id, trajectory.format, len(trajectory.steps), len(trajectory.calls()),
-            _compress(trajectory))
+            compressed(trajectory.model_dump_json().encode()))
 
 
 def _trajectories_apart(db: sqlite3.Connection) -> None:
@@ -181,9 +189,21 @@ MIGRATIONS: list[str | Callable[[sqlite3.Connection], None]] = [
         json TEXT NOT NULL, PRIMARY KEY (source, scorer, key, metric));
     """,
     _ungraded_apart,
+    # Audits at archive scale (#29): findings of the checks per attempt are replaced per attempt;
+    # the attempts whose checks are due (added or changed since they were checked); each source
+    # folder as last read (its files' fingerprint, its summary), so an unchanged one is not read
+    # again; bootstrap intervals by their inputs.
+    """
+    ALTER TABLE findings ADD COLUMN attempt_id TEXT;
+    CREATE INDEX findings_by_attempt ON findings (attempt_id) WHERE attempt_id IS NOT NULL;
+    CREATE TABLE unchecked (attempt_id TEXT PRIMARY KEY);
+    CREATE TABLE sources (path TEXT PRIMARY KEY, key TEXT NOT NULL, json TEXT NOT NULL);
+    CREATE TABLE intervals (key TEXT PRIMARY KEY, json TEXT NOT NULL);
+    """,
 ]
 SCHEMA_VERSION = len(MIGRATIONS)
 VERSION_META = "benchmark_version"
+GENERATION_META = "generation"
 APPLICATION_ID = 0x52415544  # "RAUD" in the SQLite header: a store this tool made
 MAX_TRAJECTORY_JSON_BYTES = 200_000_000  # a stored trajectory expands to at most this
 M = TypeVar("M", bound=BaseModel)
@@ -239,6 +259,42 @@ class ImportSummary(BaseModel):
         return self.added_graded + self.added_ungraded + self.added_unavailable
 
 
+class SourceRecord(BaseModel):
+    """A source folder as an import last read it: the fingerprint of its files (with what its
+    reading depends on), its summary, and how many of its attempts were stored (added, or
+    already stored alike) and refused as conflicting. An unchanged source is not read again."""
+
+    key: str
+    summary: SourceSummary
+    stored: int
+    conflicts: int
+
+
+class AttemptToCheckRow(NamedTuple):
+    attempt_id: str
+    json: str
+    unchecked: bool
+    trajectory: bytes | None  # compressed
+    grades: list[str]  # every grader's but the code checker's, as stored
+
+
+class AttemptToCheck(NamedTuple):
+    attempt: Attempt
+    trajectory: Trajectory | None
+    grades: list[CriterionGrade]  # every grader's but the code checker's
+    unchecked: bool
+
+
+@dataclass
+class AttemptChecks:
+    """What the checks per attempt found on one attempt; None: the stage did not run on it."""
+
+    attempt_id: str
+    code_grades: list[CriterionGrade] | None = None
+    code_findings: list[Finding] = field(default_factory=list)
+    provenance_findings: list[Finding] | None = None
+
+
 def _dump(model: BaseModel) -> str:
     return model.model_dump_json(exclude={"trajectory"} if isinstance(model, Attempt) else None)
 
@@ -261,6 +317,7 @@ class AuditStore:
         if self.path.is_file() and self.path.stat().st_size == 0:
             raise InputError(self.path, None, "empty file (0 bytes), not an audit.db: move it "
                                               "away to start a new audit here")
+        self._uncounted = 0
         try:
             self.db = sqlite3.connect(self.path, isolation_level=None)
             self.db.execute("PRAGMA trusted_schema = OFF")
@@ -318,7 +375,7 @@ class AuditStore:
         if self.db.execute("PRAGMA application_id").fetchone()[0] != APPLICATION_ID:
             self.db.execute(f"PRAGMA application_id = {APPLICATION_ID}")
         for target, script in enumerate(MIGRATIONS[version:], start=version + 1):
-            with self.transaction():
+            with self.transaction(counted=False):
                 if callable(script):
                     script(self.db)
                 else:
@@ -332,19 +389,42 @@ class AuditStore:
         return version
 
     @contextmanager
-    def transaction(self) -> Iterator[None]:
+    def transaction(self, counted: bool = True) -> Iterator[None]:
         """All or nothing: an exception rolls back every write made inside. Inside another
-        transaction it joins that one, so a whole audit can commit (or roll back) at once."""
+        transaction it joins that one, so a whole audit can commit (or roll back) at once.
+
+        A transaction that changed a row counts one more `generation` of the store (unless not
+        `counted`: a migration), so that what was built from the store (its reports) can tell
+        whether it is still current."""
         if self.db.in_transaction:
             yield
             return
         self.db.execute("BEGIN IMMEDIATE")
+        self._uncounted = self.db.total_changes
         try:
             yield
+            if counted and self._changed():
+                self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)",
+                                (GENERATION_META, json.dumps(self.generation() + 1)))
         except BaseException:
             self.db.execute("ROLLBACK")
             raise
         self.db.execute("COMMIT")
+
+    def _changed(self) -> bool:
+        return self.db.total_changes != self._uncounted
+
+    def generation(self) -> int:
+        """How many transactions changed the store (since generations were counted)."""
+        if self.schema_version < 3:  # before the meta table
+            return 0
+        row = self.db.execute("SELECT value FROM meta WHERE key = ?",
+                              (GENERATION_META,)).fetchone()
+        return int(row[0]) if row and row[0].isdecimal() else 0
+
+    def committed_generation(self) -> int:
+        """The generation the store will have once the transaction under way commits."""
+        return self.generation() + (self.db.in_transaction and self._changed())
 
     def save_benchmark(self, bench: Benchmark) -> None:
         """Store the benchmark's tasks and worlds, replacing earlier versions of them, and which
@@ -358,65 +438,20 @@ class AuditStore:
         self.db.executemany("INSERT OR REPLACE INTO worlds VALUES (?, ?)",
                             [(w.id, _dump(w)) for w in bench.worlds])
 
-    def add_runs(self, runs: RecordedRuns) -> tuple[ImportSummary, list[Finding]]:
-        """Add attempts not yet stored, with their grades and (if unknown) the tasks they name.
-
-        An attempt already stored with the same content is left as it is; one stored with other
-        content is kept and the new one refused with an `input_attempt_conflict` finding, so
-        nothing recorded is overwritten.
-        """
-        summary = ImportSummary()
-        findings: list[Finding] = []
+    def add_tasks(self, tasks: Iterable[Task]) -> None:
+        """Tasks not stored yet (a stored one, a benchmark's above all, stands)."""
         self.db.executemany("INSERT OR IGNORE INTO tasks VALUES (?, ?, ?, ?, ?, ?, ?)",
-                            [_task_row(t) for t in runs.tasks.values()])
+                            [_task_row(t) for t in tasks])
+
+    def add_run_tasks(self, recorded: dict[str, dict[str, Task]]) -> bool:
+        """Each task as a variant's runs recorded it (task id -> variant -> task), where that
+        variant's is not stored yet; whether any was new."""
+        before = self.db.total_changes
         self.db.executemany("INSERT OR IGNORE INTO run_tasks VALUES (?, ?, ?)",
                             [(task_id, variant, _dump(task))
-                             for task_id, by_variant in runs.recorded.items()
+                             for task_id, by_variant in recorded.items()
                              for variant, task in by_variant.items()])
-        grades_by_attempt: dict[str, list[CriterionGrade]] = {}
-        for grade in runs.grades:
-            grades_by_attempt.setdefault(grade.attempt_id, []).append(grade)
-        measured: dict[str, list[Measurement]] = {}
-        for measurement in runs.measurements:
-            measured.setdefault(measurement.attempt_id, []).append(measurement)
-        self.save_source_metrics(runs.metrics)
-        for attempt in runs.attempts:
-            row = self.db.execute("SELECT fingerprint, json, state FROM attempts "
-                                  "WHERE attempt_id = ?", (attempt.id,)).fetchone()
-            if row and row[0] == attempt.fingerprint:
-                # The recording is the same; grades added since (a new judge run) come in, and
-                # with them the attempt's state (an ungraded attempt a judge graded is graded).
-                self.db.execute("UPDATE attempts SET state = ?, json = ? WHERE attempt_id = ?",
-                                (attempt.state, _dump(attempt), attempt.id))
-                self.save_trajectory(attempt)
-                self.save_grades(grades_by_attempt.get(attempt.id, []))
-                self.save_measurements(measured.get(attempt.id, []))
-                summary.unchanged += 1
-                summary.now_graded += attempt.state == "graded" and row[2] != "graded"
-                continue
-            if row:
-                summary.conflicts += 1
-                findings.append(Finding(
-                    task_id=attempt.task_id, check="input_attempt_conflict", severity="warning",
-                    message=f"attempt {attempt.id} is already stored with other content; "
-                            f"kept the stored one, skipped {attempt.source}",
-                    evidence={"stored_source": json.loads(row[1])["source"],
-                              "skipped_source": attempt.source}))
-                continue
-            self.db.execute(
-                "INSERT INTO attempts VALUES (?, ?, ?, ?, ?, ?, ?, ?)",
-                (attempt.id, attempt.task_id, attempt.model, attempt.variant, attempt.index,
-                 attempt.state, attempt.fingerprint, _dump(attempt)))
-            self.save_trajectory(attempt)
-            self.save_grades(grades_by_attempt.get(attempt.id, []))
-            self.save_measurements(measured.get(attempt.id, []))
-            if attempt.state == "graded":
-                summary.added_graded += 1
-            elif attempt.state == "ungraded":
-                summary.added_ungraded += 1
-            else:
-                summary.added_unavailable += 1
-        return summary, findings
+        return self.db.total_changes != before
 
     def run_tasks(self) -> dict[str, dict[str, Task]]:
         """Each task as each variant's runs recorded it: task id -> variant -> task."""
@@ -440,12 +475,6 @@ class AuditStore:
     def variant_prompts(self) -> list[VariantPrompt]:
         return [self._load(VariantPrompt, r[0]) for r in self.db.execute(
             "SELECT json FROM variant_prompts ORDER BY task_id, variant")]
-
-    def save_trajectory(self, attempt: Attempt) -> None:
-        """Keep the attempt's trajectory, compressed, apart from its light JSON row."""
-        if attempt.trajectory is not None:
-            self.db.execute("INSERT OR REPLACE INTO trajectories VALUES (?, ?, ?, ?, ?)",
-                            _trajectory_row(attempt.id, attempt.trajectory))
 
     def _trajectory(self, attempt_id: str, data: bytes) -> Trajectory:
         """A stored trajectory, expanded at most to MAX_TRAJECTORY_JSON_BYTES (a blob that
@@ -478,9 +507,110 @@ class AuditStore:
             "INSERT OR REPLACE INTO grades VALUES (?, ?, ?, ?, ?)",
             [(g.attempt_id, g.criterion_id, g.grader, g.verdict, _dump(g)) for g in grades])
 
-    def save_measurements(self, measurements: Iterable[Measurement]) -> None:
-        self.db.executemany("INSERT OR REPLACE INTO measurements VALUES (?, ?, ?, ?)",
-                            [(m.attempt_id, m.scorer, m.key, _dump(m)) for m in measurements])
+    def tasks_with_attempts(self, unchecked_only: bool) -> Iterator[Task]:
+        """The stored tasks that have attempts (only unchecked ones: `unchecked_only`), by id."""
+        query = ("SELECT json FROM tasks WHERE task_id IN (SELECT a.task_id FROM attempts a "
+                 "JOIN unchecked USING (attempt_id)) ORDER BY task_id" if unchecked_only else
+                 "SELECT json FROM tasks WHERE task_id IN (SELECT task_id FROM attempts) "
+                 "ORDER BY task_id")
+        for (raw,) in self.db.execute(query).fetchall():
+            yield self._load(Task, raw)
+
+    def attempt_rows_to_check(self, task_id: str, unchecked_only: bool, with_trajectories: bool
+                              ) -> list[AttemptToCheckRow]:
+        """A task's attempts (only the unchecked ones: `unchecked_only`) as stored, each with its
+        trajectory (if asked for and recorded), its grades but the code checker's, and whether
+        it is unchecked; `to_check` reads one (in any process)."""
+        rows = self.db.execute(
+            "SELECT a.attempt_id, a.json, u.attempt_id IS NOT NULL, "
+            + ("t.data" if with_trajectories else "NULL") +
+            " FROM attempts a LEFT JOIN unchecked u USING (attempt_id) "
+            + ("LEFT JOIN trajectories t USING (attempt_id) " if with_trajectories else "")
+            + "WHERE a.task_id = ?" + (" AND u.attempt_id IS NOT NULL" if unchecked_only else "")
+            + " ORDER BY a.variant, a.attempt_index", (task_id,)).fetchall()
+        grades: dict[str, list[str]] = {}
+        for attempt_id, raw in self.db.execute(
+                "SELECT attempt_id, json FROM grades WHERE attempt_id IN (SELECT attempt_id "
+                "FROM attempts WHERE task_id = ?) AND grader != ? ORDER BY attempt_id, "
+                "criterion_id, grader", (task_id, CODE_GRADER)):
+            grades.setdefault(attempt_id, []).append(raw)
+        return [AttemptToCheckRow(attempt_id, raw, bool(due), data, grades.get(attempt_id, []))
+                for attempt_id, raw, due, data in rows]
+
+    def to_check(self, row: AttemptToCheckRow) -> AttemptToCheck:
+        """A stored attempt read for its checks (reads no row: runs in a worker process too)."""
+        return AttemptToCheck(self._load(Attempt, row.json),
+                              self._trajectory(row.attempt_id, row.trajectory)
+                              if row.trajectory else None,
+                              [self._load(CriterionGrade, g) for g in row.grades], row.unchecked)
+
+    def clear_attempt_checks(self, code_stage: str | None, provenance_stage: str | None) -> None:
+        """Before checks of every attempt: the code checker's grades (with `code_stage`) and
+        the stages' findings, all of them."""
+        if code_stage is not None:
+            self.db.execute("DELETE FROM grades WHERE grader = ?", (CODE_GRADER,))
+        for stage in (code_stage, provenance_stage):
+            if stage is not None:
+                self.db.execute("DELETE FROM findings WHERE stage = ?", (stage,))
+
+    def replace_attempt_checks(self, checked: AttemptChecks, code_stage: str | None,
+                               provenance_stage: str | None) -> None:
+        """One attempt's results replace its earlier ones, stage by stage (a stage not run on it
+        keeps them)."""
+        attempt_id = checked.attempt_id
+        found: list[tuple[str, list[Finding]]] = []
+        if code_stage is not None and checked.code_grades is not None:
+            self.db.execute("DELETE FROM grades WHERE attempt_id = ? AND grader = ?",
+                            (attempt_id, CODE_GRADER))
+            self.save_grades(checked.code_grades)
+            found.append((code_stage, checked.code_findings))
+        if provenance_stage is not None and checked.provenance_findings is not None:
+            found.append((provenance_stage, checked.provenance_findings))
+        for stage, findings in found:
+            self.db.execute("DELETE FROM findings WHERE stage = ? AND attempt_id = ?",
+                            (stage, attempt_id))
+            self.db.executemany(
+                "INSERT OR IGNORE INTO findings (stage, task_id, criterion_id, check_name, "
+                "severity, json, attempt_id) VALUES (?, ?, ?, ?, ?, ?, ?)",
+                [(stage, f.task_id, f.criterion_id, f.check, f.severity, _dump(f), attempt_id)
+                 for f in findings])
+
+    def clear_unchecked(self) -> None:
+        """Every attempt's checks have run on what is stored now."""
+        self.db.execute("DELETE FROM unchecked")
+
+    def _rows_digest(self, query: str, args: tuple[str, ...] = ()) -> str:
+        digest = hashlib.blake2b(digest_size=16)
+        for row in self.db.execute(query, args):
+            digest.update(json.dumps(row).encode() + b"\n")
+        return digest.hexdigest()
+
+    def tasks_digest(self) -> str:
+        """Of every stored task's version (a hash of its content)."""
+        return self._rows_digest("SELECT task_id, version FROM tasks ORDER BY task_id")
+
+    def workbooks_digest(self) -> str:
+        """Of what gold recomputation stored (recomputed values, what workbooks compute)."""
+        return self._rows_digest("SELECT key, value FROM meta WHERE key IN (?, ?) ORDER BY key",
+                                 ("regold", "regold_computed"))
+
+    def control_verdicts_digest(self) -> str:
+        """Of every verdict on a control but the code checker's, with the recorded controls."""
+        return self._rows_digest(
+            "SELECT control_id, criterion_id, grader, repeat, task_version, verdict, json FROM "
+            "control_grades WHERE grader != ? UNION ALL SELECT control_id, task_id, "
+            "task_version, kind, json, '', '' FROM controls WHERE control_id IN (SELECT "
+            "control_id FROM control_grades WHERE grader = 'recorded') ORDER BY 1, 2, 3, 4",
+            (CODE_GRADER,))
+
+    def source(self, path: str) -> SourceRecord | None:
+        row = self.db.execute("SELECT json FROM sources WHERE path = ?", (path,)).fetchone()
+        return self._load(SourceRecord, row[0]) if row else None
+
+    def save_source(self, record: SourceRecord) -> None:
+        """What a source gave when it was read, with the fingerprint of its files then."""
+        self.db.execute("INSERT OR REPLACE INTO sources VALUES (?, ?, ?)",
+                        (record.summary.path, record.key, _dump(record)))
 
     def measurements(self) -> list[Measurement]:
         return [self._load(Measurement, r[0]) for r in self.db.execute(
@@ -494,11 +624,6 @@ class AuditStore:
     def source_metrics(self) -> list[SourceMetric]:
         return [self._load(SourceMetric, r[0]) for r in self.db.execute(
             "SELECT json FROM source_metrics ORDER BY source, scorer, key, metric")]
-
-    def replace_grades(self, grader: str, grades: Iterable[CriterionGrade]) -> None:
-        """A grader's verdicts replace that grader's earlier ones."""
-        self.db.execute("DELETE FROM grades WHERE grader = ?", (grader,))
-        self.save_grades(grades)
 
     def replace_controls(self, controls: Iterable[Control]) -> None:
         """The current controls replace earlier ones; grades of other task versions are kept, and
@@ -575,8 +700,30 @@ class AuditStore:
                                      task_id=r[4], check=r[5], verdict=r[6], retracts=r[7]))
                 for r in rows]
 
-    def set_meta(self, key: str, value: object) -> None:
-        self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
+    def set_meta(self, key: str, value: object, counted: bool = True) -> None:
+        """`counted`: unless False (bookkeeping of what was built from the store), the store
+        changes generation when the transaction commits."""
+        with self.transaction(), (nullcontext() if counted else self.bookkeeping()):
+            self.db.execute("INSERT OR REPLACE INTO meta VALUES (?, ?)", (key, json.dumps(value)))
+
+    @contextmanager
+    def bookkeeping(self) -> Iterator[None]:
+        """Writes inside (in a transaction) note what was built from the store; they change no
+        generation, since they change nothing built from it."""
+        before = self.db.total_changes
+        try:
+            yield
+        finally:
+            self._uncounted += self.db.total_changes - before
+
+    def intervals(self) -> dict[str, str]:
+        """The bootstrap intervals (JSON) the last reports computed, by their inputs' key."""
+        return dict(self.db.execute("SELECT key, json FROM intervals"))
+
+    def replace_intervals(self, intervals: dict[str, str]) -> None:
+        with self.transaction(), self.bookkeeping():
+            self.db.execute("DELETE FROM intervals")
+            self.db.executemany("INSERT INTO intervals VALUES (?, ?)", intervals.items())
 
     def meta(self, key: str, default: object = None) -> Any:
         row = self.db.execute("SELECT value FROM meta WHERE key = ?", (key,)).fetchone()
@@ -703,6 +850,73 @@ class AuditStore:
         return list(self.db.execute("SELECT attempt_id, task_id, model, variant, state FROM "
                                     "attempts ORDER BY variant, task_id, attempt_index"))
 
+    def attempt_lines(self) -> list[AttemptLine]:
+        """Every attempt as its row's columns give it (in the order of `attempts`), without
+        parsing its JSON: what scores read, at a few hundred bytes an attempt."""
+        common: dict[str, str] = {}
+        no_tokens = Tokens(None)
+        lines = []
+        try:
+            rows = self.db.execute(
+                "SELECT attempt_id, task_id, model, variant, state, "
+                "json_extract(json, '$.unavailable_reason'), "
+                "json_extract(json, '$.usage.completion_tokens') FROM attempts "
+                "ORDER BY variant, task_id, attempt_index")
+            for attempt_id, task_id, model, variant, state, reason, tokens in rows:
+                if not isinstance(reason, str | None) or not isinstance(tokens, int | None):
+                    raise sqlite3.DataError(f"attempt {attempt_id}: a reason or token count of "
+                                            f"another kind")
+                lines.append(AttemptLine(
+                    attempt_id, common.setdefault(task_id, task_id),
+                    common.setdefault(model, model), common.setdefault(variant, variant),
+                    common.setdefault(state, state), reason,
+                    no_tokens if tokens is None else Tokens(tokens)))
+        except (sqlite3.OperationalError, sqlite3.DataError) as exc:
+            raise InputError(self.path, "Attempt row", f"{str(exc)[:200]}: not a usable "
+                                                        f"audit.db (edited by hand?)") from None
+        return lines
+
+    def grade_lines(self, attempts: list[AttemptLine]) -> list[GradeLine]:
+        """Every grader's grades but the code checker's, without their rationales (in the
+        order of `grades`); each attempt id is the string object of its line in `attempts`."""
+        ids = {a.id: a.id for a in attempts}
+        common: dict[str, str] = {}
+        return [GradeLine(ids.get(attempt_id, attempt_id),
+                          common.setdefault(criterion_id, criterion_id),
+                          common.setdefault(grader, grader), common.setdefault(verdict, verdict))
+                for attempt_id, criterion_id, grader, verdict in self.db.execute(
+                    "SELECT attempt_id, criterion_id, grader, verdict FROM grades "
+                    "WHERE grader != ? ORDER BY attempt_id, criterion_id, grader",
+                    (CODE_GRADER,))]
+
+    def code_verdicts(self) -> Iterator[tuple[str, str]]:
+        """The code checker's verdicts, each with its reason (why it was not applicable)."""
+        yield from self.db.execute(
+            "SELECT verdict, json_extract(json, '$.rationale') FROM grades WHERE grader = ?",
+            (CODE_GRADER,))
+
+    def agreement_with_code(self, grader: str) -> tuple[int, int]:
+        """(pairs, agreeing): a grader's pass or fail where the code checker decided the same
+        attempt's criterion."""
+        checked, agree = self.db.execute(
+            "SELECT count(*), total(c.verdict = o.verdict) FROM grades c JOIN grades o "
+            "ON o.attempt_id = c.attempt_id AND o.criterion_id = c.criterion_id "
+            "WHERE c.grader = ? AND c.verdict IN ('pass', 'fail') AND o.grader = ? "
+            "AND o.verdict IN ('pass', 'fail')", (CODE_GRADER, grader)).fetchone()
+        return checked, int(agree)
+
+    def judge_replies(self) -> dict[str, tuple[int, int]]:
+        """Per LLM judge rubric-audit ran (`judge:<model>`): its verdicts on attempts, and how
+        many of them are unscored."""
+        return {grader: (n, int(unscored)) for grader, n, unscored in self.db.execute(
+            "SELECT grader, count(*), total(verdict = 'unscored') FROM grades "
+            "WHERE substr(grader, 1, 6) = 'judge:' GROUP BY grader")}
+
+    def finding_rows(self) -> Iterator[tuple[str, str, str | None, str]]:
+        """(check, severity, task id, JSON) of every finding, one at a time."""
+        yield from self.db.execute("SELECT check_name, severity, task_id, json FROM findings "
+                                   "ORDER BY task_id, check_name, criterion_id, json")
+
     def attempts_for_task(self, task_id: str) -> list[Attempt]:
         return [self._load(Attempt, r[0]) for r in self.db.execute(
             "SELECT json FROM attempts WHERE task_id = ? ORDER BY variant, attempt_index",
@@ -729,10 +943,16 @@ class AuditStore:
                 else self.db.execute(query + " ORDER BY attempt_id, criterion_id, grader"))
         return [self._load(CriterionGrade, r[0]) for r in rows]
 
-    def findings(self) -> list[Finding]:
-        return [self._load(Finding, r[0])
-                for r in self.db.execute(
-                    "SELECT json FROM findings ORDER BY task_id, check_name, criterion_id, json")]
+    def findings(self, shown_only: bool = False) -> list[Finding]:
+        """Every finding, or only those a report shows (`shown_only`: not info)."""
+        return list(self.iter_findings(shown_only))
+
+    def iter_findings(self, shown_only: bool = False) -> Iterator[Finding]:
+        """The findings one at a time (an archive's are many), in the order `findings` gives."""
+        for (raw,) in self.db.execute(
+                "SELECT json FROM findings" + (" WHERE severity != 'info'" if shown_only else "")
+                + " ORDER BY task_id, check_name, criterion_id, json"):
+            yield self._load(Finding, raw)
 
     def reviews(self) -> list[tuple[int, Review]]:
         rows = self.db.execute(
