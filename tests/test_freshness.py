@@ -148,3 +148,19 @@ def test_reports_that_show_the_store_are_not_written_again(tmp_path: Path) -> No
     result = run_audit(SAMPLE, None, out)
     assert result.reused and result.summary.review_labels == {task.id: "defective_task"}
     assert (out / "report.md").read_text() != report
+
+
+def test_a_variant_added_to_runs_audited_without_a_benchmark_gives_the_audit_of_the_whole(
+        tmp_path: Path) -> None:
+    """Without a benchmark the tasks are shared over the variants: a variant added can change
+    them, and then every attempt's checks run again."""
+    runs = tmp_path / "runs"
+    shutil.copytree(SAMPLE / "runs", runs)
+    run_audit(None, [runs], tmp_path / "whole")
+    aside = tmp_path / "cirrus-2"
+    (runs / "cirrus-2").rename(aside)
+    run_audit(None, [runs], tmp_path / "grown")
+    aside.rename(runs / "cirrus-2")
+    assert not run_audit(None, [runs], tmp_path / "grown").reused
+    for name in REPORTS:
+        assert (tmp_path / "grown" / name).read_text() == (tmp_path / "whole" / name).read_text()

@@ -50,14 +50,13 @@ class Source:
     variants: list[Path] = field(default_factory=list)
     read: Callable[[], RecordedRuns] | None = None
 
-    def batches(self, unread: frozenset[Path] = frozenset()) -> Iterator[RecordedRuns]:
-        """The runs, a batch at a time; Archipelago variant folders in `unread` are not read."""
+    def batches(self) -> Iterator[RecordedRuns]:
+        """The runs, a batch at a time (`audit.reading` reads them over worker processes)."""
         if self.read is not None:
             yield self.read()
             return
         for variant_dir in self.variants:
-            if variant_dir not in unread:
-                yield from variant_batches(variant_dir)
+            yield from variant_batches(variant_dir)
 
 
 def find_source(path: Path) -> Source:
