@@ -11,9 +11,9 @@ criterion only, in the rubric and in the runs' verifiers and grades), then runs 
 audit` into one folder three times, each in its own process: first, again on unchanged inputs,
 and after one more variant (of --attempts attempts per task) was added to the runs. Prints each
 audit's wall time, CPU time (the audit's process and its workers), attempts per second, peak RSS
-of the audit's process and the peak of the PSS of it and its workers summed (the memory they
-use together: a page they share counted once, in shares), the load average, and the top of a
-sampling profile
+of the audit's process (its VmHWM) and the peak of the PSS of it and its workers summed (the
+memory they use together: a page they share counted once, in shares; sampled every 50 ms), the
+load average, and the top of a sampling profile
 (pyinstrument) of a fourth audit, a first one of the grown runs in a new folder, done in one
 process (RUBRIC_AUDIT_WORKERS=1) so that the profile shows where the work goes.
 
@@ -173,19 +173,30 @@ def write_variant(built: Built, v: int, attempts: int) -> int:
 class Measured:
     wall: float
     cpu: float  # the audit's process and every worker it waited for
-    rss: int  # MB, the audit's own process
+    rss: int  # MB, peak RSS of the audit's own process (its VmHWM, as last read before it ended)
     tree_pss: int  # MB, peak of the PSS of the audit's process and its workers summed
 
 
-def _sample_tree(pid: int, peak: list[int], stop: threading.Event) -> None:
+def _high_water(pid: int) -> int:
+    """A process's peak RSS so far, in bytes (/proc/PID/status VmHWM). Not the ru_maxrss wait4
+    gives: a child's counts the RSS its parent had when it forked, this bench's own included."""
+    with open(f"/proc/{pid}/status") as status:
+        kb = next(line.split()[1] for line in status if line.startswith("VmHWM:"))
+    return int(kb) * 1024
+
+
+def _sample(pid: int, peak: list[int], stop: threading.Event) -> None:
+    """Every 50 ms until the audit ends: its peak RSS so far, and the PSS of it and its workers
+    (peak[0] and peak[1])."""
     try:
         process = psutil.Process(pid)
         while not stop.is_set():
+            peak[0] = max(peak[0], _high_water(pid))
             total = process.memory_full_info().pss + sum(
                 child.memory_full_info().pss for child in process.children(recursive=True))
-            peak[0] = max(peak[0], total)
+            peak[1] = max(peak[1], total)
             stop.wait(0.05)
-    except psutil.Error:  # the audit ended between two samples
+    except (psutil.Error, OSError, StopIteration):  # the audit ended between two samples
         return
 
 
@@ -200,8 +211,8 @@ def audit_in_process(bench: Path, out: Path, profile: Path | None = None) -> Mea
         env["RUBRIC_AUDIT_WORKERS"] = "1"
     start = time.perf_counter()
     proc = subprocess.Popen(command, stdout=subprocess.DEVNULL, env=env)
-    peak, stop = [0], threading.Event()
-    sampler = threading.Thread(target=_sample_tree, args=(proc.pid, peak, stop), daemon=True)
+    peak, stop = [0, 0], threading.Event()
+    sampler = threading.Thread(target=_sample, args=(proc.pid, peak, stop), daemon=True)
     sampler.start()
     _, status, usage = os.wait4(proc.pid, 0)
     stop.set()
@@ -210,7 +221,21 @@ def audit_in_process(bench: Path, out: Path, profile: Path | None = None) -> Mea
     if proc.returncode != 0:
         raise SystemExit(f"audit exited with {proc.returncode}")
     return Measured(time.perf_counter() - start, usage.ru_utime + usage.ru_stime,
-                    usage.ru_maxrss // 1024, peak[0] // 2**20)
+                    peak[0] // 2**20, peak[1] // 2**20)
+
+
+def _tree_size(root: Path) -> int:
+    """Bytes in the files under `root` (a hard link counted each time), walked without holding
+    every path (Path.rglob keeps a set of them: gigabytes at 307,200 attempts)."""
+    total, pending = 0, [root]
+    while pending:
+        with os.scandir(pending.pop()) as entries:
+            for entry in entries:
+                if entry.is_dir(follow_symlinks=False):
+                    pending.append(Path(entry.path))
+                elif entry.is_file(follow_symlinks=False):
+                    total += entry.stat(follow_symlinks=False).st_size
+    return total
 
 
 def startup(args: list[str], repeats: int = 3) -> float:
@@ -254,7 +279,7 @@ def main() -> None:
         start = time.perf_counter()
         built, attempts = build_benchmark(bench, args.tasks, args.variants, args.attempts,
                                           args.all_recipes, args.quick)
-        size = sum(p.stat().st_size for p in (bench / "runs").rglob("*") if p.is_file())
+        size = _tree_size(bench / "runs")
         print(f"built {args.tasks} tasks x {args.variants} variants x {args.attempts} attempts "
               f"= {attempts} attempts ({size / 1e6:.0f} MB of runs"
               f"{', first criteria only' if args.quick else ''}) in "
