@@ -237,17 +237,22 @@ def write_grading_run(attempt: Attempt, run: GradingRun) -> Path:
     return path
 
 
-def gradable(run_paths: list[Path], tasks: dict[str, Task] | None
-             ) -> tuple[list[Attempt], dict[str, Task], int]:
+def gradable(run_paths: list[Path], tasks: dict[str, Task] | None, config: ModelConfig,
+             progress: GradeProgress | None) -> tuple[list[Attempt], dict[str, Task], GradeSummary]:
     """The attempts under `run_paths` a judge grades (those whose agent run finished, of a known
-    task), the tasks they belong to, and how many attempts were read in all."""
+    task), the tasks they belong to, and the summary a grading pass fills in (the attempts read,
+    those left out); `progress` is told how many criteria there are to grade."""
     from rubric_audit.load.runs import UNFINISHED, load_runs
 
     runs = load_runs(run_paths)
     known = tasks if tasks is not None else runs.tasks
     graded = [a for a in runs.attempts
               if a.agent_status not in UNFINISHED and a.task_id in known]
-    return graded, known, len(runs.attempts)
+    summary = GradeSummary(structured_mode=config.structured_mode, attempts=len(runs.attempts),
+                           skipped=len(runs.attempts) - len(graded))
+    if progress is not None:
+        progress.planned(sum(len(known[a.task_id].criteria) for a in graded))
+    return graded, known, summary
 
 
 def record_grading(summary: GradeSummary, attempt: Attempt, run: GradingRun) -> None:
@@ -284,12 +289,8 @@ async def grade_runs(run_paths: list[Path], config: ModelConfig, template: Judge
     file, so nothing is written when grading fails and an earlier grading run is never replaced
     by a failed one.
     """
-    graded, known, read = gradable(run_paths, tasks)
-    summary = GradeSummary(structured_mode=config.structured_mode, attempts=read,
-                           skipped=read - len(graded))
+    graded, known, summary = gradable(run_paths, tasks, config, progress)
     limiter = anyio.CapacityLimiter(concurrency)
-    if progress is not None:
-        progress.planned(sum(len(known[a.task_id].criteria) for a in graded))
 
     async def one(attempt: Attempt) -> None:
         record_grading(summary, attempt, await grade_attempt(
@@ -322,11 +323,7 @@ async def grade_runs_batch(run_paths: list[Path], config: ModelConfig, template:
     an attempt with a call the provider still cannot answer is left as it was (unavailable to
     this judge), never failed. A batch still running when the time budget ends leaves its
     attempts out of time and its ledger for the next call."""
-    graded, known, read = gradable(run_paths, tasks)
-    summary = GradeSummary(structured_mode=config.structured_mode, attempts=read,
-                           skipped=read - len(graded))
-    if progress is not None:
-        progress.planned(sum(len(known[a.task_id].criteria) for a in graded))
+    graded, known, summary = gradable(run_paths, tasks, config, progress)
     left = {a.id: a for a in graded}
     for path in run_paths:
         root = Path(path).resolve()

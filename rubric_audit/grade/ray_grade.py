@@ -60,11 +60,7 @@ def grade_on_ray(run_paths: list[Path], config: ModelConfig, template: JudgeTemp
                  progress: GradeProgress | None = None) -> GradeSummary:
     """`judge.grade_runs` with the attempts graded on the Ray cluster at `address`."""
     ray = connect(address)
-    graded, known, read = gradable(run_paths, tasks)
-    summary = GradeSummary(structured_mode=config.structured_mode, attempts=read,
-                           skipped=read - len(graded))
-    if progress is not None:
-        progress.planned(sum(len(known[a.task_id].criteria) for a in graded))
+    graded, known, summary = gradable(run_paths, tasks, config, progress)
     shared = ray.put((config, template, {a.task_id: known[a.task_id] for a in graded}))
     left = None if config.deadline is None else config.deadline - time.monotonic()
     gate = governor(ray, concurrency)
