@@ -82,6 +82,9 @@ def test_audit_uses_shipped_runs_and_writes_outputs(tmp_path: Path) -> None:
     assert "no model was called" in result.stdout
     assert sorted(p.name for p in out.iterdir()) == [
         "audit.db", "audit.json", "findings.jsonl", "report.html", "report.md", "site"]
+    [wrote] = [line for line in result.stdout.splitlines() if line.startswith("Wrote ")]
+    assert all(f"{p.name}{'/' if p.is_dir() else ''}" in wrote for p in out.iterdir()), \
+        "the last line names everything the audit wrote"
     summary = json.loads((out / "audit.json").read_text())
     [score] = summary["scores"]
     assert (score["graded_attempts"], score["unavailable_attempts"]) == (2, 1)

@@ -138,7 +138,7 @@ def audit_command(
         out.print(f"[yellow]Model unavailable:[/] {shown(failure)} (those checks are missing, "
                   f"not failed)")
     out.print(f"Wrote {shown_line(str(out_dir))}/: audit.db, findings.jsonl, audit.json, report.md, "
-              f"report.html")
+              f"report.html and site/ (a page per task)")
 
 
 @app.command("report")
@@ -151,8 +151,8 @@ def report_command(
 
     summary = report(out_dir)
     r = summary.statistics.review
-    out.print(f"Wrote {shown_line(str(out_dir))}/: findings.jsonl, audit.json, report.md, report.html "
-              f"({r.failures_reviewed}/{r.failures_queue} failures and "
+    out.print(f"Wrote {shown_line(str(out_dir))}/: findings.jsonl, audit.json, report.md, report.html and "
+              f"site/ ({r.failures_reviewed}/{r.failures_queue} failures and "
               f"{r.passes_reviewed}/{r.passes_queue} passes reviewed).")
 
 
