@@ -277,7 +277,7 @@ def read_answer(written: str) -> Reading:
          *words, *(q for q in find_stated_word_numbers(answer) if q.start not in counted),
          *compact, *find_clock_durations(answer)],
         key=lambda q: q.start))
-    quantities, headers = _clock_durations(*_implied_units(answer, found))
+    quantities, headers = _clock_durations(answer, *_implied_units(answer, found))
     quantities = _noted_per(answer, quantities)
     quantities = _label_per(answer, quantities, line_labels, line_of)
     quantities = _restated_measures(quantities)
@@ -671,15 +671,17 @@ def _caption_unit(answer: str, line_starts: list[int], header_line: int) -> Quan
 
 
 CLOCK_HEADER = re.compile(r"\bh{1,2}\s?:\s?mm\b", re.I)  # a column of durations: "Average (h:mm)"
+CLOCK_MARK = re.compile(r"[\s*_]*\(?\s*h{1,2}\s?:\s?mm\b", re.I)  # "**00:14** (hh:mm)"
 
 
-def _clock_durations(quantities: list[Quantity],
+def _clock_durations(answer: str, quantities: list[Quantity],
                      headers: list[str]) -> tuple[list[Quantity], list[str]]:
-    """Of the "h:mm" values, only those an hour word ("6:45 hours") or their column's header
-    ("(h:mm)") says are durations: the others are clock times."""
+    """Of the "h:mm" values, only those an hour word ("6:45 hours"), an "(hh:mm)" written right
+    after them or their column's header ("(h:mm)") says are durations: the others are clock
+    times ("a 09:30 start")."""
     keep = [i for i, q in enumerate(quantities)
             if ":" not in q.text or not (clock := CLOCK_DURATION.fullmatch(q.text)) or clock.group(3)
-            or CLOCK_HEADER.search(headers[i])]
+            or CLOCK_HEADER.search(headers[i]) or CLOCK_MARK.match(answer, q.end)]
     return [quantities[i] for i in keep], [headers[i] for i in keep]
 
 

@@ -33,11 +33,17 @@ UNREAD_NUMBERS = re.compile(r"\d+(?:[.,]\d+){2,}|\b\d+(?:\.\d+)?[eE][+-]?\d+\b")
 CONTINENTAL = re.compile(r"(?<![\d.,])\d{1,3}(?:\.\d{3}){2,}(?![\d.,])|(?:€|EUR)\s?\d{1,3}"
                          r"(?:\.\d{3})*,\d{2}(?![\d.,])|(?<![\d.,])\d{1,3}(?:[ \u00a0\u202f]\d{3})+"
                          r"(?![\d.,])")
-# a span said in words of a period or a fraction of one, which the reader does not take as a
-# value: "a quarter of a century", "half a century", "a decade", "a fortnight", "a dozen years"
-PERIOD_WORDS = re.compile(r"\b(?:(?:a\s+)?(?:quarter|half|third)\s+(?:of\s+)?an?\s+(?:century|decade|"
-                          r"year)|(?:a|one|two|three|half\s+a)\s+(?:centur(?:y|ies)|decades?)|"
-                          r"a\s+fortnight|a\s+dozen\s+\w+)\b", re.I)
+# A span the reader does not take as a value: said in words ("a year and a half", "half a
+# year's", "a quarter of a century", "a fortnight") or given by two points in time a duration may
+# lie between (a clock time "08:00", a date "1 May 2024"). An answer that says one is not an
+# answer "with no number at all".
+_SPAN = r"(?:minutes?|hours?|days?|weeks?|fortnights?|months?|years?|decades?|centur(?:y|ies))"
+UNREAD_SPAN = re.compile(
+    rf"\b(?:(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|half|quarter|"
+    rf"couple\s+of|few)[\s-]+{_SPAN}|an?\s+{_SPAN}\s+and\s+a\s+half|(?:quarter|half|third)\s+"
+    rf"(?:of\s+)?an?\s+{_SPAN}|a\s+fortnight|a\s+dozen\s+\w+)\b|(?<![\d:])\d{{1,2}}:\d{{2}}"
+    r"(?![\d:])|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{4}\b",
+    re.I)
 BARE_ANSWER = re.compile(r"\s*([-−]?\d[\d,]*(?:\.\d+)?)\s*\.?\s*")
 
 
@@ -410,9 +416,10 @@ def _missing(claim: Claim, criterion: str, reading: Reading, checks: list[Target
         if UNREAD_NUMBERS.search(reading.text):  # numbers the reader could not read as values
             return CodeVerdict(verdict="not_applicable", checks=checks,
                                reason=f"the answer's numbers could not be read; target {names}")
-        if PERIOD_WORDS.search(reading.text):
+        if UNREAD_SPAN.search(reading.text):
             return CodeVerdict(verdict="not_applicable", checks=checks, reason=(
-                f"the answer says a span in words of a period, which is not read; target {names}"))
+                "the answer says a span in words or by clock times or dates, which is not read "
+                f"as a value (so it is not without a number); target {names}"))
         return CodeVerdict(verdict="fail",
                            reason=f"the answer states no number at all; target {names}", checks=checks)
     mislabelled = _other_unit(criterion, reading, missing)
