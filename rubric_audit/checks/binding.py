@@ -336,6 +336,8 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
                          and i in reading.headlines and i not in near
                          and _near(reading.quantities[i], target, tolerance)
                          and decided.outcome in ("pass", "fail")
+                         and not any(rounds_from(reading.text, reading.quantities[i], q, target)
+                                     for q in decided.matched)
                          and tolerance.contains(value_in_terms_of(reading.quantities[i], target))
                          != (decided.outcome == "pass")), None)
         if headline is not None:  # "TL;DR: ~£1.3m" above a table whose total is £1,246k
@@ -495,6 +497,23 @@ def _settled(reading: Reading, offered: list[Quantity], alternative: Quantity) -
                 and SETTLES.search(reading.text, start, q.start):
             settled = q
     return settled
+
+
+# "about 84%", "roughly 76%", "~£1.3m": a value the answer gives as a rounding
+APPROXIMATE_BEFORE = re.compile(r"(?:\b(?:about|around|roughly|approximately|approx\.?|circa|c\.|"
+                                r"nearly|almost|some|just\s+(?:over|under))|~|≈)\s*[$€£¥]?\s*$",
+                                re.I)
+
+
+def rounds_from(text: str, rounded: Quantity, exact: Quantity, target: Quantity) -> bool:
+    """Whether `rounded` is written as an approximation ("about 84%") and is `exact` rounded
+    to its own precision."""
+    if not APPROXIMATE_BEFORE.search(text, max(0, rounded.start - 24), rounded.start):
+        return False
+    value = value_in_terms_of(exact, target)
+    step = rounded.step / rounded.scale * (value_in_terms_of(rounded, target) / rounded.value
+                                           if rounded.value else 1.0)
+    return abs(value - value_in_terms_of(rounded, target)) <= step / 2 * 1.000001
 
 
 SAME_ORDER = 1e4  # a scale slip (k for m, m for bn, % for a fraction) is within 1,000x

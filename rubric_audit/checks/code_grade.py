@@ -19,9 +19,15 @@ from typing import Literal
 
 from rubric_audit.checks import units
 from rubric_audit.checks.answer import HEADER_PARENS, Reading, read_answer
-from rubric_audit.checks.binding import TargetCheck, check_target
+from rubric_audit.checks.binding import TargetCheck, check_target, rounds_from
 from rubric_audit.checks.criterion import Claim, read_claim
-from rubric_audit.checks.numbers import MAX_READ_CHARS, MEASURE_AFTER, Quantity, unread
+from rubric_audit.checks.numbers import (
+    MAX_READ_CHARS,
+    MEASURE_AFTER,
+    Quantity,
+    unread,
+    value_in_terms_of,
+)
 from rubric_audit.checks.polarity import Polarity, meets, payments, valence, variance_flag
 from rubric_audit.core.model import CODE_GRADER, Attempt, CriterionGrade, Task
 
@@ -117,6 +123,9 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
         return CodeVerdict(verdict="pass", reason="; ".join(
             f"{c.matched[0].text} meets {c.target.text} ({c.tolerance.basis})" for c in checks),
             checks=checks)
+    rivals = _meeting_elsewhere(claim, answer, reading, failed)
+    if rivals is not None:
+        return rivals
     if CONTINENTAL.search(reading.text):
         return CodeVerdict(verdict="not_applicable", checks=checks, reason=(
             "the answer writes numbers with dots or spaces grouping thousands or a decimal comma, "
@@ -127,6 +136,118 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
         kind = "hedged between" if c.hedged else "states"
         parts.append(f"answer {kind} {said}; target {c.target.text} ({c.tolerance.basis})")
     return CodeVerdict(verdict="fail", reason="; ".join(parts), checks=checks)
+
+
+def _meeting_elsewhere(claim: Claim, answer: str, reading: Reading,
+                       failed: list[TargetCheck]) -> CodeVerdict | None:
+    """A fail needs no value the answer commits to that meets the target (#25 round 8,
+    precondition a): where the answer commits (in bold, or as the result of its working after
+    "=" or "→") to a value of the target's kind that meets it, and commits to none of the values
+    that miss, which of them answers is not certain ("Load factor = 412,800 / 560,000 =
+    **73.7%** ... the group-wide load factor last year was 69.8%"), and the checker abstains.
+    A value the answer does not give as its own (a comparison, a struck or negated value, a
+    change, a plan or bar the criterion does not ask for, one a self-correction replaced) is no
+    such value. Where every value that misses is an approximation the answer rounds from one
+    that meets ("about 84%" beside the table's 83.6%), they are one figure and it passes. A
+    hedge's fail and a fail on a value's direction (its number meets) stand."""
+    for c in failed:
+        if c.hedged or any(c.tolerance.contains(value_in_terms_of(q, c.target)) for q in c.missed):
+            continue
+        kind = reading.of_kind(c.target)[1]
+        subject = claim.subjects[claim.targets.index(c.target)]
+        aside = {i for a in reading.asides if not subject & a.wanted for i in a.values}
+        own = [i for i, q in enumerate(reading.quantities)
+               if kind[i] and i not in reading.references and i not in reading.changes
+               and i not in aside and q.start > reading.revised_at]
+        meeting = [reading.quantities[i] for i in own
+                   if c.tolerance.contains(value_in_terms_of(reading.quantities[i], c.target))
+                   and reading.value_keys[i] not in claim.context  # no echo of the prompt
+                   and not (claim.names and reading.label_names[i]
+                            and not claim.names & reading.label_names[i])
+                   and not _share_of_other(reading.text, reading.quantities[i], c.target)]
+        if not meeting:
+            continue
+        if c.missed and all(rounds_from(reading.text, q, meeting[0], c.target) for q in c.missed):
+            return CodeVerdict(verdict="pass", checks=failed, reason=(
+                f"{meeting[0].text} meets {c.target.text} ({c.tolerance.basis}); the answer's "
+                f"{', '.join(q.text for q in c.missed)} is its rounding"))
+        committed = next((q for q in meeting if _committed(answer, q)), None)
+        if committed is not None and (_names_all(reading, committed, claim.names)
+                                      or not any(_names_all(reading, q, claim.names)
+                                                 for q in c.missed)) and not any(
+                _committed(answer, reading.quantities[i]) for i in own
+                if not c.tolerance.contains(value_in_terms_of(reading.quantities[i], c.target))):
+            return CodeVerdict(verdict="not_applicable", checks=failed, reason=(
+                f"the answer states {', '.join(q.text for q in c.missed) or 'a value'} and "
+                f"commits to {committed.text}, which meets {c.target.text}; which one answers "
+                "is not certain"))
+    return None
+
+
+def _names_all(reading: Reading, q: Quantity, names: frozenset[str]) -> bool:
+    """Whether a value is said of everyone the criterion names (its label, else its segment):
+    "Lena Ask (70%): £22,960" is bound by name, and a fail on it stands beside "Mira Holt
+    (30%): **£9,840**"."""
+    i = next(j for j, r in enumerate(reading.quantities) if r is q)
+    own = reading.label_names[i] or reading.segment_names[reading.segment_of[i]]
+    return bool(names) and names <= own
+
+
+SHARE_OF = re.compile(r"\s*of\s+(?:the\s+|its\s+)?([a-z]+)", re.I)
+
+
+def _share_of_other(text: str, q: Quantity, target: Quantity) -> bool:
+    """Whether a percentage is said as a share of something ("98.5% of target")."""
+    return q.dimension == "percent" and target.dimension == "percent" \
+        and bool(SHARE_OF.match(text, q.end))
+
+
+BOLD = re.compile(r"\*\*[^*\n]{1,200}?\*\*|__[^_\n]{1,200}?__")
+RESULT_BEFORE = re.compile(r"(?:=|→|->|≈)\s*[~*]*\s*(?:[A-Z]{3}\s?|[A-Z]?[$€£¥]\s?)?$")
+
+
+def _committed(answer: str, q: Quantity) -> bool:
+    """Whether the answer commits to `q`: in bold, or as its working's result ("= 73.7%")."""
+    return bool(RESULT_BEFORE.search(answer, max(0, q.start - 12), q.start)) or any(
+        a < q.start and q.end <= b for a, b in _bold_spans(answer))
+
+
+@functools.lru_cache(maxsize=1024)
+def _bold_spans(answer: str) -> tuple[tuple[int, int], ...]:
+    return tuple(m.span() for m in BOLD.finditer(answer))
+
+
+def _names_all(reading: Reading, q: Quantity, names: frozenset[str]) -> bool:
+    """Whether a value is said of everyone the criterion names (its label, else its segment):
+    "Lena Ask (70%): £22,960" is bound by name, and a fail on it stands beside "Mira Holt
+    (30%): **£9,840**"."""
+    i = next(j for j, r in enumerate(reading.quantities) if r is q)
+    own = reading.label_names[i] or reading.segment_names[reading.segment_of[i]]
+    return bool(names) and names <= own
+
+
+SHARE_OF = re.compile(r"\s*of\s+(?:the\s+|its\s+)?([a-z]+)", re.I)
+
+
+def _share_of_other(text: str, q: Quantity, target: Quantity) -> bool:
+    """Whether a percentage is said as a share of something ("98.5% of target")."""
+    return q.dimension == "percent" and target.dimension == "percent" \
+        and bool(SHARE_OF.match(text, q.end))
+
+
+BOLD = re.compile(r"\*\*[^*\n]{1,200}?\*\*|__[^_\n]{1,200}?__")
+RESULT_BEFORE = re.compile(r"(?:=|→|->|≈)\s*[~*]*\s*(?:[A-Z]{3}\s?|[A-Z]?[$€£¥]\s?)?$")
+
+
+def _committed(answer: str, q: Quantity) -> bool:
+    """Whether the answer commits to `q`: in bold, or as its working's result ("= 73.7%")."""
+    return bool(RESULT_BEFORE.search(answer, max(0, q.start - 12), q.start)) or any(
+        a < q.start and q.end <= b for a, b in _bold_spans(answer))
+
+
+@functools.lru_cache(maxsize=1024)
+def _bold_spans(answer: str) -> tuple[tuple[int, int], ...]:
+    return tuple(m.span() for m in BOLD.finditer(answer))
 
 
 def _target_check(claim: Claim, n: int, answer: str, negated: bool = False) -> TargetCheck:
