@@ -51,7 +51,7 @@ class TargetCheck:
     note: str = ""  # why the outcome is other_subject or unresolved
 
 
-def _near(q: Quantity, target: Quantity, tolerance: Tolerance) -> bool:
+def is_near(q: Quantity, target: Quantity, tolerance: Tolerance) -> bool:
     """Close enough to be a claim about the target: inside its tolerance or within NEAR."""
     value = value_in_terms_of(q, target)
     if tolerance.contains(value):
@@ -293,15 +293,15 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
     if described:  # the ranges describe something else; the answer commits a value of its own
         best = max(scores[i] for i in described)
         bound = [i for i in described if scores[i] == best]
-    near = [i for i in bound if _near(reading.quantities[i], target, tolerance)]
+    near = [i for i in bound if is_near(reading.quantities[i], target, tolerance)]
     if not near and best > 0 and len(bound) == 1 and role != "change":
         i = bound[0]
         q = reading.quantities[i]
         shared = len(subject & reading.labels[i])
         alone = sum(_strictly_same_unit(reading.quantities[j], target) for j in candidates) == 1 \
-            and not any(_near(reading.quantities[j], target, tolerance) for j in candidates)
+            and not any(is_near(reading.quantities[j], target, tolerance) for j in candidates)
         # said within the criterion's window binds it, unless a value near the target is too
-        windowed_alone = windowed and not any(_near(reading.quantities[j], target, tolerance)
+        windowed_alone = windowed and not any(is_near(reading.quantities[j], target, tolerance)
                                               for j in candidates)
         plainly = bool(named) or windowed_alone \
             or (shared >= 2 and shared >= 0.6 * len(subject)) \
@@ -311,7 +311,7 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
                                outcome="fail")
     if not near:  # the best-bound value is another quantity; a near one said of the subject
         close = [i for i in candidates if scores[i] > 0
-                 and _near(reading.quantities[i], target, tolerance)]
+                 and is_near(reading.quantities[i], target, tolerance)]
         if close:
             top = max(scores[i] for i in close)
             bound = near = [i for i in close if scores[i] == top]
@@ -323,7 +323,7 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
         if decided.hedged:
             return decided
         rivals = [i for i in candidates if i not in bound and 2 * scores[i] >= best > 0
-                  and not named and _near(reading.quantities[i], target, tolerance)
+                  and not named and is_near(reading.quantities[i], target, tolerance)
                   and not _names_another(reading, i, names)
                   and not any(_labelled_apart(reading, i, j, subject) for j in near)
                   and not (described and _in_a_range(reading, i))
@@ -334,7 +334,7 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
                                missed=decided.missed, hedged=False, outcome="not_found")
         headline = next((reading.quantities[i] for i in candidates if reading.headlines
                          and i in reading.headlines and i not in near
-                         and _near(reading.quantities[i], target, tolerance)
+                         and is_near(reading.quantities[i], target, tolerance)
                          and decided.outcome in ("pass", "fail")
                          and not any(rounds_from(reading.text, reading.quantities[i], q, target)
                                      for q in decided.matched)
@@ -367,7 +367,7 @@ def _described_ranges(reading: Reading, candidates: list[int], bound: list[int],
     if any(id(reading.quantities[i]) in doubts for i in candidates):
         return []
     return [i for i in candidates if scores[i] > 0 and not _in_a_range(reading, i)
-            and _near(reading.quantities[i], target, tolerance)]
+            and is_near(reading.quantities[i], target, tolerance)]
 
 
 def _within(reading: Reading, candidates: list[int],
@@ -418,7 +418,7 @@ def _final_figures(reading: Reading, candidates: list[int], target: Quantity,
 def _range_end(target: Quantity, tolerance: Tolerance, reading: Reading) -> TargetCheck:
     """One end of a criterion's range against the ends of the answer's ranges."""
     ends = [q for r in reading.ranges for q in r if comparable(q, target)
-            and _near(q, target, tolerance)]
+            and is_near(q, target, tolerance)]
     matched = [q for q in ends if tolerance.contains(value_in_terms_of(q, target))]
     if not ends:
         return TargetCheck(target=target, tolerance=tolerance, matched=[], missed=[], hedged=False,

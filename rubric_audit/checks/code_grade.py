@@ -19,7 +19,7 @@ from typing import Literal
 
 from rubric_audit.checks import units
 from rubric_audit.checks.answer import HEADER_PARENS, Reading, read_answer
-from rubric_audit.checks.binding import TargetCheck, check_target, rounds_from
+from rubric_audit.checks.binding import TargetCheck, check_target, is_near, rounds_from
 from rubric_audit.checks.criterion import Claim, read_claim
 from rubric_audit.checks.numbers import (
     MAX_READ_CHARS,
@@ -120,6 +120,9 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
         if paid is not None:
             return paid
     if not failed:
+        doubted = _missing_elsewhere(claim, criterion, answer, reading, checks)
+        if doubted is not None:
+            return doubted
         return CodeVerdict(verdict="pass", reason="; ".join(
             f"{c.matched[0].text} meets {c.target.text} ({c.tolerance.basis})" for c in checks),
             checks=checks)
@@ -145,26 +148,15 @@ def _meeting_elsewhere(claim: Claim, answer: str, reading: Reading,
     "=" or "→") to a value of the target's kind that meets it, and commits to none of the values
     that miss, which of them answers is not certain ("Load factor = 412,800 / 560,000 =
     **73.7%** ... the group-wide load factor last year was 69.8%"), and the checker abstains.
-    A value the answer does not give as its own (a comparison, a struck or negated value, a
-    change, a plan or bar the criterion does not ask for, one a self-correction replaced) is no
-    such value. Where every value that misses is an approximation the answer rounds from one
-    that meets ("about 84%" beside the table's 83.6%), they are one figure and it passes. A
-    hedge's fail and a fail on a value's direction (its number meets) stand."""
+    Only the answer's own values count (`_own_values`). Where every value that misses is an
+    approximation the answer rounds from one that meets ("about 84%" beside the table's 83.6%),
+    they are one figure and it passes. A hedge's fail, a fail on a value's direction (its number
+    meets) and a fail on the value said of the criterion's named subject stand."""
     for c in failed:
         if c.hedged or any(c.tolerance.contains(value_in_terms_of(q, c.target)) for q in c.missed):
             continue
-        kind = reading.of_kind(c.target)[1]
-        subject = claim.subjects[claim.targets.index(c.target)]
-        aside = {i for a in reading.asides if not subject & a.wanted for i in a.values}
-        own = [i for i, q in enumerate(reading.quantities)
-               if kind[i] and i not in reading.references and i not in reading.changes
-               and i not in aside and q.start > reading.revised_at]
-        meeting = [reading.quantities[i] for i in own
-                   if c.tolerance.contains(value_in_terms_of(reading.quantities[i], c.target))
-                   and reading.value_keys[i] not in claim.context  # no echo of the prompt
-                   and not (claim.names and reading.label_names[i]
-                            and not claim.names & reading.label_names[i])
-                   and not _share_of_other(reading.text, reading.quantities[i], c.target)]
+        own = _own_values(claim, reading, c)
+        meeting = [reading.quantities[i] for i in own if _meets(reading, i, c)]
         if not meeting:
             continue
         if c.missed and all(rounds_from(reading.text, q, meeting[0], c.target) for q in c.missed):
@@ -175,13 +167,61 @@ def _meeting_elsewhere(claim: Claim, answer: str, reading: Reading,
         if committed is not None and (_names_all(reading, committed, claim.names)
                                       or not any(_names_all(reading, q, claim.names)
                                                  for q in c.missed)) and not any(
-                _committed(answer, reading.quantities[i]) for i in own
-                if not c.tolerance.contains(value_in_terms_of(reading.quantities[i], c.target))):
+                _committed(answer, reading.quantities[i]) for i in own if not _meets(reading, i, c)):
             return CodeVerdict(verdict="not_applicable", checks=failed, reason=(
                 f"the answer states {', '.join(q.text for q in c.missed) or 'a value'} and "
                 f"commits to {committed.text}, which meets {c.target.text}; which one answers "
                 "is not certain"))
     return None
+
+
+CRITERION_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+
+
+def _missing_elsewhere(claim: Claim, criterion: str, answer: str, reading: Reading,
+                       passed: list[TargetCheck]) -> CodeVerdict | None:
+    """A pass needs no value the answer commits to that misses the target where it commits to
+    none that meets it (#25 round 8, the mirror of precondition a): "The cost plan put it at
+    £18.4m ... lowest tender **£17.9m**" against a criterion of £18.4m, where the matching
+    value plays another role (a comparison, a target, a forecast, a prior period) the reader
+    did not name. A committed value near the target (within `binding.NEAR`) that misses it
+    makes the checker abstain; one that meets another of the criterion's targets, or is a
+    number the criterion writes (a threshold, a class), is none."""
+    said = set(CRITERION_NUMBER.findall(criterion.replace(",", "")))
+    for c in passed:
+        if c.hedged or any(_committed(answer, q) for q in c.matched):
+            continue
+        rival = next((q for i in _own_values(claim, reading, c)
+                      if not any(reading.of_kind(other.target)[1][i] and _meets(reading, i, other)
+                                 for other in passed)
+                      and (q := reading.quantities[i]).text.replace(",", "").strip("$€£¥%") not in said
+                      and _committed(answer, q) and is_near(q, c.target, c.tolerance)), None)
+        if rival is not None:
+            return CodeVerdict(verdict="not_applicable", checks=passed, reason=(
+                f"the answer states {c.matched[0].text}, which meets {c.target.text}, and "
+                f"commits to {rival.text}, which does not; which one answers is not certain"))
+    return None
+
+
+def _own_values(claim: Claim, reading: Reading, c: TargetCheck) -> list[int]:
+    """The answer's values of the target's kind it gives as its own figure: not a comparison,
+    a change, a struck or negated value, a plan, bar or assumption the criterion does not ask
+    for, one a self-correction replaced, an echo of the prompt's value, a value labelled with
+    a name the criterion does not name or a percentage said as a share of something."""
+    kind = reading.of_kind(c.target)[1]
+    subject = claim.subjects[claim.targets.index(c.target)]
+    aside = {i for a in reading.asides if not subject & a.wanted for i in a.values}
+    return [i for i, q in enumerate(reading.quantities)
+            if kind[i] and i not in reading.references and i not in reading.changes
+            and i not in aside and q.start > reading.revised_at
+            and reading.value_keys[i] not in claim.context
+            and not (claim.names and reading.label_names[i]
+                     and not claim.names & reading.label_names[i])
+            and not _share_of_other(reading.text, q, c.target)]
+
+
+def _meets(reading: Reading, index: int, c: TargetCheck) -> bool:
+    return c.tolerance.contains(value_in_terms_of(reading.quantities[index], c.target))
 
 
 def _names_all(reading: Reading, q: Quantity, names: frozenset[str]) -> bool:
