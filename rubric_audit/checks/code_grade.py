@@ -185,13 +185,15 @@ def _missing_elsewhere(claim: Claim, criterion: str, answer: str, reading: Readi
     £18.4m ... lowest tender **£17.9m**" against a criterion of £18.4m, where the matching
     value plays another role (a comparison, a target, a forecast, a prior period) the reader
     did not name. A committed value near the target (within `binding.NEAR`) that misses it
-    makes the checker abstain; one that meets another of the criterion's targets, or is a
-    number the criterion writes (a threshold, a class), is none."""
+    makes the checker abstain; one that meets another of the criterion's targets, is a number
+    the criterion writes (a threshold, a class) or the answer's rounding or restatement of
+    another value (`_final_figures` decides between those) is none."""
     said = set(CRITERION_NUMBER.findall(criterion.replace(",", "")))
+    restated = {pair[1] for pair in (*reading.roundings, *reading.conversions)}
     for c in passed:
         if c.hedged or any(_committed(answer, q) for q in c.matched):
             continue
-        rival = next((q for i in _own_values(claim, reading, c)
+        rival = next((q for i in _own_values(claim, reading, c) if i not in restated
                       if not any(reading.of_kind(other.target)[1][i] and _meets(reading, i, other)
                                  for other in passed)
                       and (q := reading.quantities[i]).text.replace(",", "").strip("$€£¥%") not in said
