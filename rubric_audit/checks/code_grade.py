@@ -105,7 +105,7 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
     if missing:
         return _missing(claim, criterion, reading, checks, missing, artifacts)
     doubt = (_quoted_doubt(reading, checks) or _window_doubt(criterion, reading, checks)
-             or _basis_doubt(criterion, reading, checks))
+             or _basis_doubt(criterion, reading, checks) or _period_doubt(criterion, reading, checks))
     if doubt is not None:
         return CodeVerdict(verdict="not_applicable", reason=doubt, checks=checks)
     failed = [c for c in checks if c.outcome == "fail"]
@@ -464,6 +464,35 @@ def _basis_doubt(criterion: str, reading: Reading, checks: list[TargetCheck]) ->
             if label and said and PERIODS[label.group(1).lower()] not in said:
                 return (f"the answer's row label gives {q.text} per {label.group(1).lower()}, "
                         f"and the criterion a figure per {sorted(said)[0]}")
+    return None
+
+
+YEAR = r"(?:FY\s?'?(\d{2}(?:\d{2})?)|((?:19|20)\d\d))\b"
+CRITERION_YEAR = re.compile(rf"\b{YEAR}", re.I)
+# "£130.8m in 2023", "$45.6m for FY2024": the year written right after a value is its own
+OWN_YEAR = re.compile(rf"\s*\)?\s*(?:in|for|during|over)\s+(?:the\s+)?(?:year\s+)?{YEAR}", re.I)
+
+
+def _years(match: re.Match[str] | None) -> int | None:
+    if match is None:
+        return None
+    digits = match.group(1) or match.group(2)
+    return int(digits) + (2000 if len(digits) == 2 else 0)
+
+
+def _period_doubt(criterion: str, reading: Reading, checks: list[TargetCheck]) -> str | None:
+    """Why the checker abstains where a deciding value has its own year written right after it
+    ("from £121.4m in 2024 to £130.8m in 2023") and the criterion names other years only: the
+    value is said of another period, whatever the sentence's order suggests."""
+    wanted = {_years(m) for m in CRITERION_YEAR.finditer(criterion)}
+    if not wanted:
+        return None
+    for c in checks:
+        for q in c.matched if c.outcome == "pass" else c.missed if c.outcome == "fail" else []:
+            own = _years(OWN_YEAR.match(reading.text, q.end))
+            if own is not None and own not in wanted:
+                return (f"the answer gives {q.text} for {own}, and the criterion a figure for "
+                        f"{', '.join(str(y) for y in sorted(y for y in wanted if y))}")
     return None
 
 
