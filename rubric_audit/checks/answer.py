@@ -278,7 +278,7 @@ def read_answer(written: str) -> Reading:
          *compact, *find_clock_durations(answer)],
         key=lambda q: q.start))
     quantities, headers = _clock_durations(answer, *_implied_units(answer, found))
-    quantities = _noted_per(answer, quantities)
+    quantities = _noted_scale(answer, _noted_per(answer, quantities))
     quantities = _label_per(answer, quantities, line_labels, line_of)
     quantities = _restated_measures(quantities)
     segment_of = [bisect.bisect_right(bounds, q.start) - 1 for q in quantities]
@@ -701,6 +701,25 @@ def _noted_per(answer: str, quantities: list[Quantity]) -> list[Quantity]:
     per = per_of(" per " + note.group(1))
     return [replace(q, per=per) if q.start > note.end() and q.dimension == "currency"
             and not q.per else q for q in quantities]
+
+
+# "(all figures in €000 unless stated)", "Amounts are in $m": a note giving the scale (and
+# currency) of the bare numbers after it
+NOTED_SCALE = NeedsWord(re.compile(
+    r"\b(?:figures|amounts|values|numbers)\b[^.\n]{0,30}?\bin\s+((?:(?:US|A|C)?[$€£¥]|USD|EUR|GBP)"
+    r"\s?(?:'?000s?|k|m|mn|bn)|thousands|millions|billions)(?!\w)", re.I),
+    ("figures", "amounts", "values", "numbers"))
+
+
+def _noted_scale(answer: str, quantities: list[Quantity]) -> list[Quantity]:
+    """Bare numbers after a note saying what the answer's figures are in ("all figures in €000
+    unless stated") are in that scale and currency: "Total crew cost: 1,140" is €1.14m."""
+    note = next(iter(NOTED_SCALE.finditer(answer)), None)
+    template = _unit_template(note.group(1)) if note else None
+    if note is None or template is None:
+        return quantities
+    return [with_unit(q, template) if q.start > note.end() and q.dimension == "plain"
+            and q.scale == 1.0 and not (q.noun or q.measure) else q for q in quantities]
 
 
 LABEL_PER = re.compile(r"\bper\s", re.I)
