@@ -561,14 +561,17 @@ def _unit_certain(text: str, q: Quantity) -> bool:
     return unit is not None and not UNIT_GOES_ON.match(after, unit.end())
 
 
-def _other_unit(criterion: str, reading: Reading, missing: list[TargetCheck]) -> str | None:
+def _other_unit(criterion: str, reading: Reading,
+                missing: list[TargetCheck]) -> tuple[Literal["fail", "not_applicable"], str] | None:
     """Why the answer fails where it gives a target's number in a unit the reader names with
     certainty and the criterion's unit is another: of another kind ("15 kg/m²" for 15 kg/m³)
     or of the same kind converting to another value ("118 g/mile" is 73.3 g/km). Different
     kinds never match (#25 item 2); the number alone is no answer in the criterion's unit.
     Where one unit is the other over something ("64.8 kg/day" for "64.8 kg ... per day"), or
     either goes on past what the reader names ("4.2 MWh per hour"), the basis may be said in
-    words, so nothing is decided here."""
+    words, so nothing is decided here. Where the answer states a concentration or rate from
+    one kind to the other ("60 ml of 1 mg/ml solution"), it converts, which the checker does
+    not do: it abstains and says so."""
     for c in missing:
         target = c.target
         if not target.measure or not _unit_certain(criterion, target):
@@ -582,12 +585,31 @@ def _other_unit(criterion: str, reading: Reading, missing: list[TargetCheck]) ->
                     or not (headed or _unit_certain(reading.text, q))):
                 continue
             if not units.same_kind(q.measure, target.measure):
-                return (f"the answer states {q.text} in {q.measure}, a unit of another kind than "
-                        f"the criterion's {target.text} ({target.measure})")
+                rate = _concentration(reading, q.measure, target.measure)
+                if rate is not None:
+                    return "not_applicable", (
+                        f"the answer states {q.text} in {q.measure} and {rate.text} in "
+                        f"{rate.measure}, which converts it to the criterion's {target.measure}; "
+                        "the checker does not convert through a stated concentration")
+                return "fail", (f"the answer states {q.text} in {q.measure}, a unit of another "
+                                f"kind than the criterion's {target.text} ({target.measure})")
             converted = units.convert(q.value, q.measure, target.measure)
             if not c.tolerance.contains(converted):
-                return (f"the answer states {q.text} in {q.measure}, which is {converted:,.4g} "
-                        f"in the criterion's {target.measure}; target {target.text}")
+                return "fail", (f"the answer states {q.text} in {q.measure}, which is "
+                                f"{converted:,.4g} in the criterion's {target.measure}; target "
+                                f"{target.text}")
+    return None
+
+
+def _concentration(reading: Reading, one: str, other: str) -> Quantity | None:
+    """A value the answer states in a unit of one kind over the other ("1 mg/ml" for ml and
+    mg): a concentration or rate through which a value in one converts to the other, which the
+    checker does not do, so a mismatch of kinds decides nothing."""
+    for q in reading.quantities:
+        top, _, bottom = (q.measure or "").partition("/")
+        if bottom and ((units.same_kind(top, other) and units.same_kind(bottom, one))
+                       or (units.same_kind(top, one) and units.same_kind(bottom, other))):
+            return q
     return None
 
 
@@ -616,7 +638,7 @@ def _missing(claim: Claim, criterion: str, reading: Reading, checks: list[Target
                            reason=f"the answer states no number at all; target {names}", checks=checks)
     mislabelled = _other_unit(criterion, reading, missing)
     if mislabelled is not None:
-        return CodeVerdict(verdict="fail", reason=mislabelled, checks=checks)
+        return CodeVerdict(verdict=mislabelled[0], reason=mislabelled[1], checks=checks)
     return CodeVerdict(verdict="not_applicable", reason=f"the answer states no value near {names}",
                        checks=checks)
 
