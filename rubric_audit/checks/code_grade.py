@@ -105,7 +105,8 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
     if missing:
         return _missing(claim, criterion, reading, checks, missing, artifacts)
     doubt = (_quoted_doubt(reading, checks) or _window_doubt(criterion, reading, checks)
-             or _basis_doubt(criterion, reading, checks) or _period_doubt(criterion, reading, checks))
+             or _basis_doubt(criterion, reading, checks) or _period_doubt(criterion, reading, checks)
+             or _rank_doubt(criterion, reading, checks))
     if doubt is not None:
         return CodeVerdict(verdict="not_applicable", reason=doubt, checks=checks)
     failed = [c for c in checks if c.outcome == "fail"]
@@ -493,6 +494,36 @@ def _period_doubt(criterion: str, reading: Reading, checks: list[TargetCheck]) -
             if own is not None and own not in wanted:
                 return (f"the answer gives {q.text} for {own}, and the criterion a figure for "
                         f"{', '.join(str(y) for y in sorted(y for y in wanted if y))}")
+    return None
+
+
+SUPERLATIVE = re.compile(r"\b(?:largest|biggest|highest|greatest|top|smallest|lowest|least|"
+                         r"most\s+\w+)\b", re.I)
+RANKED_ITEM = re.compile(r"^[ \t>*_-]*(\d{1,2})[.)]\s", re.M)  # "1. Harland ...", "2) Civic ..."
+
+
+def _rank_doubt(criterion: str, reading: Reading, checks: list[TargetCheck]) -> str | None:
+    """Why the checker abstains where the criterion names a superlative ("the largest Q1 job")
+    and the answer gives the deciding value in a numbered list other than as item 1 while
+    item 1 gives another value of its kind: which figure the answer calls the largest is its
+    list's order, not the number."""
+    superlative = SUPERLATIVE.search(criterion)
+    if superlative is None:
+        return None
+    items = {m.start(): int(m.group(1)) for m in RANKED_ITEM.finditer(reading.text)}
+    if not items:
+        return None
+    for c in checks:
+        if c.outcome != "pass":
+            continue
+        kind = reading.of_kind(c.target)[1]
+        for q in c.matched:
+            rank = items.get(reading.text.rfind("\n", 0, q.start) + 1)
+            first = next((r for i, r in enumerate(reading.quantities) if kind[i]
+                          and items.get(reading.text.rfind("\n", 0, r.start) + 1) == 1), None)
+            if rank is not None and rank != 1 and first is not None:
+                return (f"the answer lists {first.text} first and {q.text} as item {rank}; which "
+                        f"it calls the {superlative.group(0).lower()} is its list's order")
     return None
 
 
