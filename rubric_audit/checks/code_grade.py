@@ -260,39 +260,6 @@ def _bold_spans(answer: str) -> tuple[tuple[int, int], ...]:
     return tuple(m.span() for m in BOLD.finditer(answer))
 
 
-def _names_all(reading: Reading, q: Quantity, names: frozenset[str]) -> bool:
-    """Whether a value is said of everyone the criterion names (its label, else its segment):
-    "Lena Ask (70%): £22,960" is bound by name, and a fail on it stands beside "Mira Holt
-    (30%): **£9,840**"."""
-    i = next(j for j, r in enumerate(reading.quantities) if r is q)
-    own = reading.label_names[i] or reading.segment_names[reading.segment_of[i]]
-    return bool(names) and names <= own
-
-
-SHARE_OF = re.compile(r"\s*of\s+(?:the\s+|its\s+)?([a-z]+)", re.I)
-
-
-def _share_of_other(text: str, q: Quantity, target: Quantity) -> bool:
-    """Whether a percentage is said as a share of something ("98.5% of target")."""
-    return q.dimension == "percent" and target.dimension == "percent" \
-        and bool(SHARE_OF.match(text, q.end))
-
-
-BOLD = re.compile(r"\*\*[^*\n]{1,200}?\*\*|__[^_\n]{1,200}?__")
-RESULT_BEFORE = re.compile(r"(?:=|→|->|≈)\s*[~*]*\s*(?:[A-Z]{3}\s?|[A-Z]?[$€£¥]\s?)?$")
-
-
-def _committed(answer: str, q: Quantity) -> bool:
-    """Whether the answer commits to `q`: in bold, or as its working's result ("= 73.7%")."""
-    return bool(RESULT_BEFORE.search(answer, max(0, q.start - 12), q.start)) or any(
-        a < q.start and q.end <= b for a, b in _bold_spans(answer))
-
-
-@functools.lru_cache(maxsize=1024)
-def _bold_spans(answer: str) -> tuple[tuple[int, int], ...]:
-    return tuple(m.span() for m in BOLD.finditer(answer))
-
-
 def _target_check(claim: Claim, n: int, answer: str, negated: bool = False) -> TargetCheck:
     target, tolerance = claim.targets[n], claim.tolerances[n]
     if negated:
