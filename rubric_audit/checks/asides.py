@@ -104,6 +104,8 @@ def asides(text: str, quantities: Sequence[Quantity], headers: Sequence[str],
     """The answer's values of each kind it gives as not its own figure."""
     planned, bars, attributed, counterfactual, assumed = set(), set(), set(), set(), set()
     spoken: dict[int, tuple[bool, bool]] = {}  # per segment: may it attribute, may it suppose
+    lowered = text.lower()
+    may_assume = "assum" in lowered or "input" in lowered
     for i, q in enumerate(quantities):
         segment = segment_of[i]
         if segment not in spoken:
@@ -116,7 +118,7 @@ def asides(text: str, quantities: Sequence[Quantity], headers: Sequence[str],
                 or PLAN_CLAUSE.search(text, max(bounds[segment], q.start - 80), q.start)
                 or (i - 1 in planned and RANGE_JOIN.fullmatch(text, quantities[i - 1].end, q.start))):
             planned.add(i)
-        if ASSUMPTION_LINE.match(text, text.rfind("\n", 0, q.start) + 1):
+        if may_assume and ASSUMPTION_LINE.match(text, text.rfind("\n", 0, q.start) + 1):
             assumed.add(i)
         if BAR_BEFORE.search(text, max(0, q.start - 60), q.start) and BAR_AFTER.match(text, q.end):
             bars.add(i)

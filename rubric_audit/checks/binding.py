@@ -147,7 +147,7 @@ def check_target(target: Quantity, tolerance: Tolerance, answer: str,
     reading = read_answer(answer)
     compatible = reading.of_kind(target)[1]
     kin = [i for i, ok in enumerate(compatible) if ok]
-    aside = _set_aside(reading, subject) if len(kin) > 1 else frozenset()
+    aside = set_aside(reading, subject) if len(kin) > 1 else frozenset()
     kin = [i for i in kin if i not in aside]  # a plan row is no value said of the qualifier
     if len(kin) < 2:
         return check  # no other value of the target's kind can be said of its qualifier
@@ -166,7 +166,7 @@ def check_target(target: Quantity, tolerance: Tolerance, answer: str,
     return check
 
 
-def _set_aside(reading: Reading, subject: frozenset[str]) -> frozenset[int]:
+def set_aside(reading: Reading, subject: frozenset[str]) -> frozenset[int]:
     """The values the answer gives as a plan, a bar, another party's figure or a counterfactual
     where the criterion's subject does not ask for that kind."""
     return frozenset(i for aside in reading.asides if not subject & aside.wanted
@@ -505,10 +505,15 @@ APPROXIMATE_BEFORE = re.compile(r"(?:\b(?:about|around|roughly|approximately|app
                                 re.I)
 
 
+def approximate(text: str, q: Quantity) -> bool:
+    """Whether the answer writes `q` as an approximation ("about 84%", "~£1.3m")."""
+    return bool(APPROXIMATE_BEFORE.search(text, max(0, q.start - 24), q.start))
+
+
 def rounds_from(text: str, rounded: Quantity, exact: Quantity, target: Quantity) -> bool:
     """Whether `rounded` is written as an approximation ("about 84%") and is `exact` rounded
     to its own precision."""
-    if not APPROXIMATE_BEFORE.search(text, max(0, rounded.start - 24), rounded.start):
+    if not approximate(text, rounded):
         return False
     value = value_in_terms_of(exact, target)
     step = rounded.step / rounded.scale * (value_in_terms_of(rounded, target) / rounded.value

@@ -14,12 +14,20 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from rubric_audit.checks import units
 from rubric_audit.checks.answer import HEADER_PARENS, Reading, read_answer
-from rubric_audit.checks.binding import TargetCheck, check_target, is_near, rounds_from
+from rubric_audit.checks.binding import (
+    TargetCheck,
+    approximate,
+    check_target,
+    is_near,
+    rounds_from,
+    set_aside,
+)
 from rubric_audit.checks.criterion import Claim, read_claim
 from rubric_audit.checks.numbers import (
     MAX_READ_CHARS,
@@ -153,30 +161,47 @@ def _meeting_elsewhere(claim: Claim, answer: str, reading: Reading,
     approximation the answer rounds from one that meets ("about 84%" beside the table's 83.6%),
     they are one figure and it passes. A hedge's fail, a fail on a value's direction (its number
     meets) and a fail on the value said of the criterion's named subject stand."""
+    committed = _committed_values(answer)
+    approximates = _approximates(answer)
+    if not committed and not approximates:
+        return None
     for c in failed:
         if c.hedged or any(c.tolerance.contains(value_in_terms_of(q, c.target)) for q in c.missed):
             continue
-        own = _own_values(claim, reading, c)
-        meeting = [reading.quantities[i] for i in own if _meets(reading, i, c)]
+        rounded = bool(c.missed) and approximates \
+            and all(approximate(reading.text, q) for q in c.missed)
+        if not committed and not rounded:
+            continue
+        own = _own_values(claim, reading, c, None if rounded else committed)
+        meeting = [i for i in own if _meets(reading, i, c)]
         if not meeting:
             continue
-        if c.missed and all(rounds_from(reading.text, q, meeting[0], c.target) for q in c.missed):
+        exact = reading.quantities[meeting[0]]
+        if rounded and all(rounds_from(reading.text, q, exact, c.target) for q in c.missed):
             return CodeVerdict(verdict="pass", checks=failed, reason=(
-                f"{meeting[0].text} meets {c.target.text} ({c.tolerance.basis}); the answer's "
+                f"{exact.text} meets {c.target.text} ({c.tolerance.basis}); the answer's "
                 f"{', '.join(q.text for q in c.missed)} is its rounding"))
-        committed = next((q for q in meeting if _committed(answer, q)), None)
-        if committed is not None and (_names_all(reading, committed, claim.names)
-                                      or not any(_names_all(reading, q, claim.names)
-                                                 for q in c.missed)) and not any(
-                _committed(answer, reading.quantities[i]) for i in own if not _meets(reading, i, c)):
+        chosen = next((reading.quantities[i] for i in meeting if i in committed), None)
+        if chosen is not None and (_names_all(reading, chosen, claim.names)
+                                   or not any(_names_all(reading, q, claim.names)
+                                              for q in c.missed)) and not any(
+                i in committed and not _meets(reading, i, c) for i in own):
             return CodeVerdict(verdict="not_applicable", checks=failed, reason=(
                 f"the answer states {', '.join(q.text for q in c.missed) or 'a value'} and "
-                f"commits to {committed.text}, which meets {c.target.text}; which one answers "
+                f"commits to {chosen.text}, which meets {c.target.text}; which one answers "
                 "is not certain"))
     return None
 
 
 CRITERION_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+APPROXIMATE_WORD = re.compile(r"about|around|rough|approx|circa|c\.|nearly|almost|some|just|~|≈",
+                              re.I)  # what `binding.approximate` needs, looked for first
+
+
+@functools.lru_cache(maxsize=1024)
+def _approximates(answer: str) -> bool:
+    """Whether the answer has a word `binding.approximate` reads, looked for once per answer."""
+    return APPROXIMATE_WORD.search(answer) is not None
 
 
 def _missing_elsewhere(claim: Claim, criterion: str, answer: str, reading: Reading,
@@ -189,16 +214,21 @@ def _missing_elsewhere(claim: Claim, criterion: str, answer: str, reading: Readi
     makes the checker abstain; one that meets another of the criterion's targets, is a number
     the criterion writes (a threshold, a class) or the answer's rounding or restatement of
     another value (`_final_figures` decides between those) is none."""
-    said = set(CRITERION_NUMBER.findall(criterion.replace(",", "")))
+    committed = _committed_values(answer)
+    if not committed:
+        return None
     restated = {pair[1] for pair in (*reading.roundings, *reading.conversions)}
+    ids = {id(reading.quantities[i]) for i in committed}
     for c in passed:
-        if c.hedged or any(_committed(answer, q) for q in c.matched):
+        if c.hedged or any(id(q) in ids for q in c.matched):
             continue
-        rival = next((q for i in _own_values(claim, reading, c) if i not in restated
-                      if not any(reading.of_kind(other.target)[1][i] and _meets(reading, i, other)
-                                 for other in passed)
-                      and (q := reading.quantities[i]).text.replace(",", "").strip("$€£¥%") not in said
-                      and _committed(answer, q) and is_near(q, c.target, c.tolerance)), None)
+        rivals = [i for i in _own_values(claim, reading, c, committed) if i not in restated
+                  and not any(reading.of_kind(other.target)[1][i] and _meets(reading, i, other)
+                              for other in passed)
+                  and is_near(reading.quantities[i], c.target, c.tolerance)]
+        said = set(CRITERION_NUMBER.findall(criterion.replace(",", ""))) if rivals else set()
+        rival = next((q for i in rivals if (q := reading.quantities[i]).text.replace(",", "")
+                      .strip("$€£¥%") not in said), None)
         if rival is not None:
             return CodeVerdict(verdict="not_applicable", checks=passed, reason=(
                 f"the answer states {c.matched[0].text}, which meets {c.target.text}, and "
@@ -206,17 +236,18 @@ def _missing_elsewhere(claim: Claim, criterion: str, answer: str, reading: Readi
     return None
 
 
-def _own_values(claim: Claim, reading: Reading, c: TargetCheck) -> list[int]:
-    """The answer's values of the target's kind it gives as its own figure: not a comparison,
-    a change, a struck or negated value, a plan, bar or assumption the criterion does not ask
-    for, one a self-correction replaced, an echo of the prompt's value, a value labelled with
-    a name the criterion does not name or a percentage said as a share of something."""
+def _own_values(claim: Claim, reading: Reading, c: TargetCheck,
+                among: Collection[int] | None = None) -> list[int]:
+    """The answer's values of the target's kind (of `among`, else all) it gives as its own
+    figure: not a comparison, a change, a struck or negated value, a plan, bar or assumption
+    the criterion does not ask for, one a self-correction replaced, an echo of the prompt's
+    value, a value labelled with a name the criterion does not name or a percentage said as a
+    share of something."""
     kind = reading.of_kind(c.target)[1]
-    subject = claim.subjects[claim.targets.index(c.target)]
-    aside = {i for a in reading.asides if not subject & a.wanted for i in a.values}
-    return [i for i, q in enumerate(reading.quantities)
+    aside = set_aside(reading, claim.subjects[claim.targets.index(c.target)])
+    return [i for i in (range(len(reading.quantities)) if among is None else sorted(among))
             if kind[i] and i not in reading.references and i not in reading.changes
-            and i not in aside and q.start > reading.revised_at
+            and i not in aside and (q := reading.quantities[i]).start > reading.revised_at
             and reading.value_keys[i] not in claim.context
             and not (claim.names and reading.label_names[i]
                      and not claim.names & reading.label_names[i])
@@ -247,17 +278,20 @@ def _share_of_other(text: str, q: Quantity, target: Quantity) -> bool:
 
 BOLD = re.compile(r"\*\*[^*\n]{1,200}?\*\*|__[^_\n]{1,200}?__")
 RESULT_BEFORE = re.compile(r"(?:=|→|->|≈)\s*[~*]*\s*(?:[A-Z]{3}\s?|[A-Z]?[$€£¥]\s?)?$")
-
-
-def _committed(answer: str, q: Quantity) -> bool:
-    """Whether the answer commits to `q`: in bold, or as its working's result ("= 73.7%")."""
-    return bool(RESULT_BEFORE.search(answer, max(0, q.start - 12), q.start)) or any(
-        a < q.start and q.end <= b for a, b in _bold_spans(answer))
+COMMIT_MARK = re.compile(r"\*\*|__|[=→≈]|->")
 
 
 @functools.lru_cache(maxsize=1024)
-def _bold_spans(answer: str) -> tuple[tuple[int, int], ...]:
-    return tuple(m.span() for m in BOLD.finditer(answer))
+def _committed_values(answer: str) -> frozenset[int]:
+    """The indices of the answer's values it commits to: in bold, or as its working's result
+    ("= 73.7%"); read once per answer."""
+    if not COMMIT_MARK.search(answer):
+        return frozenset()
+    quantities = read_answer(answer).quantities
+    spans = [m.span() for m in BOLD.finditer(answer)]
+    return frozenset(i for i, q in enumerate(quantities)
+                     if RESULT_BEFORE.search(answer, max(0, q.start - 12), q.start)
+                     or any(a < q.start and q.end <= b for a, b in spans))
 
 
 def _target_check(claim: Claim, n: int, answer: str, negated: bool = False) -> TargetCheck:
@@ -438,6 +472,8 @@ def _basis_doubt(criterion: str, reading: Reading, checks: list[TargetCheck]) ->
 YEAR = r"(?:FY\s?'?(\d{2}(?:\d{2})?)|((?:19|20)\d\d))\b"
 CRITERION_YEAR = re.compile(rf"\b{YEAR}", re.I)
 # "£130.8m in 2023", "$45.6m for FY2024": the year written right after a value is its own
+YEAR_SAID = re.compile(r"\b(?:in|for|during|over)\s+(?:the\s+)?(?:year\s+)?(?:FY|19\d\d|20\d\d)",
+                       re.I)
 OWN_YEAR = re.compile(rf"\s*\)?\s*(?:in|for|during|over)\s+(?:the\s+)?(?:year\s+)?{YEAR}", re.I)
 
 
@@ -448,12 +484,23 @@ def _years(match: re.Match[str] | None) -> int | None:
     return int(digits) + (2000 if len(digits) == 2 else 0)
 
 
+@functools.lru_cache(maxsize=1024)
+def _says_years(answer: str) -> bool:
+    """Whether the answer writes a year after "in", "for", "during" or "over" at all."""
+    return YEAR_SAID.search(answer) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _criterion_years(criterion: str) -> frozenset[int | None]:
+    return frozenset(_years(m) for m in CRITERION_YEAR.finditer(criterion))
+
+
 def _period_doubt(criterion: str, reading: Reading, checks: list[TargetCheck]) -> str | None:
     """Why the checker abstains where a deciding value has its own year written right after it
     ("from £121.4m in 2024 to £130.8m in 2023") and the criterion names other years only: the
     value is said of another period, whatever the sentence's order suggests."""
-    wanted = {_years(m) for m in CRITERION_YEAR.finditer(criterion)}
-    if not wanted:
+    wanted = _criterion_years(criterion)
+    if not wanted or not _says_years(reading.text):
         return None
     for c in checks:
         for q in c.matched if c.outcome == "pass" else c.missed if c.outcome == "fail" else []:
@@ -469,15 +516,27 @@ SUPERLATIVE = re.compile(r"\b(?:largest|biggest|highest|greatest|top|smallest|lo
 RANKED_ITEM = re.compile(r"^[ \t>*_-]*(\d{1,2})[.)]\s", re.M)  # "1. Harland ...", "2) Civic ..."
 
 
+@functools.lru_cache(maxsize=4096)
+def _superlative(criterion: str) -> str | None:
+    found = SUPERLATIVE.search(criterion)
+    return found.group(0).lower() if found else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _ranked_items(answer: str) -> dict[int, int]:
+    """Where each numbered list item of the answer starts, and its number."""
+    return {m.start(): int(m.group(1)) for m in RANKED_ITEM.finditer(answer)}
+
+
 def _rank_doubt(criterion: str, reading: Reading, checks: list[TargetCheck]) -> str | None:
     """Why the checker abstains where the criterion names a superlative ("the largest Q1 job")
     and the answer gives the deciding value in a numbered list other than as item 1 while
     item 1 gives another value of its kind: which figure the answer calls the largest is its
     list's order, not the number."""
-    superlative = SUPERLATIVE.search(criterion)
+    superlative = _superlative(criterion)
     if superlative is None:
         return None
-    items = {m.start(): int(m.group(1)) for m in RANKED_ITEM.finditer(reading.text)}
+    items = _ranked_items(reading.text)
     if not items:
         return None
     for c in checks:
@@ -490,7 +549,7 @@ def _rank_doubt(criterion: str, reading: Reading, checks: list[TargetCheck]) -> 
                           and items.get(reading.text.rfind("\n", 0, r.start) + 1) == 1), None)
             if rank is not None and rank != 1 and first is not None:
                 return (f"the answer lists {first.text} first and {q.text} as item {rank}; which "
-                        f"it calls the {superlative.group(0).lower()} is its list's order")
+                        f"it calls the {superlative} is its list's order")
     return None
 
 
