@@ -671,7 +671,8 @@ def _caption_unit(answer: str, line_starts: list[int], header_line: int) -> Quan
 
 
 CLOCK_HEADER = re.compile(r"\bh{1,2}\s?:\s?mm\b", re.I)  # a column of durations: "Average (h:mm)"
-CLOCK_MARK = re.compile(r"[\s*_]*\(?\s*h{1,2}\s?:\s?mm\b", re.I)  # "**00:14** (hh:mm)"
+CLOCK_MARK = re.compile(r"[\s*_]*(?:(?:per|a|each)\s+\w+[\s*_]*)?\(?\s*h{1,2}\s?:\s?mm\b",
+                        re.I)  # "**00:14** (hh:mm)", "2:30 per day (hh:mm)"
 
 
 def _clock_durations(answer: str, quantities: list[Quantity],
