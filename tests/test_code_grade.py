@@ -1136,3 +1136,80 @@ def test_classes_fixed_after_holdout17(criterion: str, answer: str, prompt: str,
     """holdout17's: a reference with a letter suffix; a '(hp)' column; a range the value is
     'above'; words for a duration; an arrow to an approximate result; direction words."""
     assert verdict(criterion, answer, prompt) == expected
+
+
+CLASSES_AFTER_HOLDOUT18 = [
+    # a duration in words beside no digit is no answer "without a number": it is not read
+    ("States that the refit takes 18 months",
+     "The refit is scheduled to take **a year and a half**, from the spring.", "", "not_applicable"),
+    # "hh:mm" written after a value makes it a duration; the clock times beside it are not
+    ("States a changeover time of 14 minutes",
+     "Changeover: **00:14** (hh:mm); a 10:05 stop restarts at 10:19.", "", "pass"),
+    ("States a changeover time of 20 minutes",
+     "The changeover time is **00:14** (hh:mm); a 10:05 stop restarts at 10:19.", "", "fail"),
+    # a summary's rounding ("about 84%") of the table's exact 83.6% is the same figure
+    ("States a net-to-gross efficiency of 83.6%",
+     "**Summary:** the block is about 84% efficient.\n\n| Block | NIA | GIA | Efficiency |\n"
+     "|---|---|---|---|\n| A | 2,090 | 2,500 | 83.6% |", "Give one decimal place.", "pass"),
+    # another subject's value of the kind after the answer's: a fail needs no value the answer
+    # commits to (in bold, or as its working's result) that meets the target
+    ("States the route's load factor is 73.7%",
+     "Load factor = 412,800 / 560,000 = **73.7%**.\n\nFor context, the group-wide load factor "
+     "last year was 69.8%.", "Give one decimal place.", "not_applicable"),
+    # ... but a fail on the value said of the criterion's named subject stands
+    ("States Lena Ask's publishing share of £9,840",
+     "Publishing income: £32,800.\n- Lena Ask (70%): £22,960\n- Mira Holt (30%): **£9,840**", "",
+     "fail"),
+    # a pass needs no committed value near the target that misses it where the match is not
+    # committed: the summary's $2.48m against the table's bold total of $2,410k
+    ("States that the appeal has raised $2.48m",
+     "Summary: the appeal has raised $2.48m so far.\n\n| Source | $000 |\n|---|---|\n"
+     "| Trusts | 1,400 |\n| Donors | 1,010 |\n| **Total** | **2,410** |", "", "not_applicable"),
+    ("States that the appeal has raised $2.48m",
+     "Summary: the appeal has raised $2.48m so far.\n\n| Source | $000 |\n|---|---|\n"
+     "| Trusts | 1,470 |\n| Donors | 1,010 |\n| **Total** | **2,480** |", "", "pass"),
+    # years written the wrong way round: the value is bound to the other year
+    ("States 2024 revenue of £130.8m",
+     "Revenue grew 7.7%, from £121.4m in 2024 to £130.8m in 2023.", "", "not_applicable"),
+    # a list's "all figures in €000": a bare 1,140 is €1.14m, not €1,140
+    ("States a crew cost of €1,140 per sailing",
+     "Winter crew cost (all figures in €000 unless stated):\n\n- Total crew cost: 1,140\n"
+     "- Sailings: 2,280\n- Cost per sailing: 500", "", "not_applicable"),
+    ("States a total crew cost of €1.14m",
+     "Winter crew cost (all figures in €000 unless stated):\n\n- Total crew cost: 1,140\n"
+     "- Sailings: 2,280", "", "pass"),
+    # a target range beside the result: the range is the target's, not the answer's
+    ("States an average wait of 12 minutes (accept 10 to 14)",
+     "Target wait is 10–14 minutes; the audited **average was 19 minutes**.", "", "fail"),
+    # ml of a mg/ml solution: the concentration converts, so the ml decide nothing here
+    ("States a standard dose of 60 mg",
+     "Standard dose: **60 ml** of 1 mg/ml oral solution.", "", "not_applicable"),
+    # "better" says how good, not which way: against "below" it decides nothing
+    ("States the job was £1,240 below its estimated margin",
+     "Estimated margin £5,860; actual £7,100, **£1,240 better** than estimate.", "",
+     "not_applicable"),
+    # a ranked list whose first item is not the value the criterion calls the largest
+    ("States that the largest Q1 job was worth £46,200",
+     "Top jobs, Q1:\n1. Harland annual report — £38,900\n2. Civic theatre brochure — £46,200\n"
+     "3. Marlow catalogue — £21,750", "", "not_applicable"),
+    ("States that the largest Q1 job was worth £46,200",
+     "Top jobs, Q1:\n1. Civic theatre brochure — £46,200\n2. Harland annual report — £38,900\n"
+     "3. Marlow catalogue — £21,750", "", "pass"),
+    # a value said only on an assumptions line is no answer to the criterion (the NPV given,
+    # £142,000, is too far from £180,000 to be read as a claim about it)
+    ("States an NPV of £180,000 (accept ±£10,000)",
+     "**NPV: £142,000** over 8 years.\n\n_Assumptions: 8% discount rate; residual value "
+     "£180,000; 2% annual price inflation._", "", "not_applicable"),
+    ("States an NPV of £160,000 (accept ±£10,000)",
+     "**NPV: £142,000** over 8 years.\n\n_Assumptions: 8% discount rate; residual value "
+     "£160,000; 2% annual price inflation._", "", "fail"),
+]
+
+
+@pytest.mark.parametrize(("criterion", "answer", "prompt", "expected"), CLASSES_AFTER_HOLDOUT18)
+def test_classes_fixed_after_holdout18(criterion: str, answer: str, prompt: str,
+                                       expected: str) -> None:
+    """holdout18's: words and hh:mm for durations; a summary's rounding; another subject's value
+    for the fail; swapped years; a heading's scale; a target range; ml of a mg/ml solution;
+    'better' against 'below'; a ranked list against 'largest'; an assumptions line."""
+    assert verdict(criterion, answer, prompt) == expected

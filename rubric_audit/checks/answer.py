@@ -277,8 +277,8 @@ def read_answer(written: str) -> Reading:
          *words, *(q for q in find_stated_word_numbers(answer) if q.start not in counted),
          *compact, *find_clock_durations(answer)],
         key=lambda q: q.start))
-    quantities, headers = _clock_durations(*_implied_units(answer, found))
-    quantities = _noted_per(answer, quantities)
+    quantities, headers = _clock_durations(answer, *_implied_units(answer, found))
+    quantities = _noted_scale(answer, _noted_per(answer, quantities))
     quantities = _label_per(answer, quantities, line_labels, line_of)
     quantities = _restated_measures(quantities)
     segment_of = [bisect.bisect_right(bounds, q.start) - 1 for q in quantities]
@@ -671,15 +671,18 @@ def _caption_unit(answer: str, line_starts: list[int], header_line: int) -> Quan
 
 
 CLOCK_HEADER = re.compile(r"\bh{1,2}\s?:\s?mm\b", re.I)  # a column of durations: "Average (h:mm)"
+CLOCK_MARK = re.compile(r"[\s*_]*(?:(?:per|a|each)\s+\w+[\s*_]*)?\(?\s*h{1,2}\s?:\s?mm\b",
+                        re.I)  # "**00:14** (hh:mm)", "2:30 per day (hh:mm)"
 
 
-def _clock_durations(quantities: list[Quantity],
+def _clock_durations(answer: str, quantities: list[Quantity],
                      headers: list[str]) -> tuple[list[Quantity], list[str]]:
-    """Of the "h:mm" values, only those an hour word ("6:45 hours") or their column's header
-    ("(h:mm)") says are durations: the others are clock times."""
+    """Of the "h:mm" values, only those an hour word ("6:45 hours"), an "(hh:mm)" written right
+    after them or their column's header ("(h:mm)") says are durations: the others are clock
+    times ("a 09:30 start")."""
     keep = [i for i, q in enumerate(quantities)
             if ":" not in q.text or not (clock := CLOCK_DURATION.fullmatch(q.text)) or clock.group(3)
-            or CLOCK_HEADER.search(headers[i])]
+            or CLOCK_HEADER.search(headers[i]) or CLOCK_MARK.match(answer, q.end)]
     return [quantities[i] for i in keep], [headers[i] for i in keep]
 
 
@@ -699,6 +702,25 @@ def _noted_per(answer: str, quantities: list[Quantity]) -> list[Quantity]:
     per = per_of(" per " + note.group(1))
     return [replace(q, per=per) if q.start > note.end() and q.dimension == "currency"
             and not q.per else q for q in quantities]
+
+
+# "(all figures in €000 unless stated)", "Amounts are in $m": a note giving the scale (and
+# currency) of the bare numbers after it
+NOTED_SCALE = NeedsWord(re.compile(
+    r"\b(?:figures|amounts|values|numbers)\b[^.\n]{0,30}?\bin\s+((?:(?:US|A|C)?[$€£¥]|USD|EUR|GBP)"
+    r"\s?(?:'?000s?|k|m|mn|bn)|thousands|millions|billions)(?!\w)", re.I),
+    ("figures", "amounts", "values", "numbers"))
+
+
+def _noted_scale(answer: str, quantities: list[Quantity]) -> list[Quantity]:
+    """Bare numbers after a note saying what the answer's figures are in ("all figures in €000
+    unless stated") are in that scale and currency: "Total crew cost: 1,140" is €1.14m."""
+    note = next(iter(NOTED_SCALE.finditer(answer)), None)
+    template = _unit_template(note.group(1)) if note else None
+    if note is None or template is None:
+        return quantities
+    return [with_unit(q, template) if q.start > note.end() and q.dimension == "plain"
+            and q.scale == 1.0 and not (q.noun or q.measure) else q for q in quantities]
 
 
 LABEL_PER = re.compile(r"\bper\s", re.I)

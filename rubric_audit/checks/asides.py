@@ -34,6 +34,21 @@ PLAN_ROW = re.compile(rf"\W*(?:(?!(?:variance|vs|versus|against|change|delta|dif
                       rf"under)\b)[\w-]+\s+){{0,3}}(?:{'|'.join(PLAN_TERMS)})\s*(?:\([^()]*\))?\W*",
                       re.I)
 
+# "Target wait is 10–14 minutes", "Our goal is a median of 40–50 minutes", "The forecast we
+# modelled in January gave 4 years": a plan named as a clause's subject a few words before
+PLAN_CLAUSE = NeedsWord(re.compile(
+    rf"\b(?:{'|'.join(PLAN_TERMS)}|goal|projection|prediction|predicted|projected)\b"
+    r"(?:\s+(?!(?:variance|gap|difference|shortfall|overrun|vs|versus|against)\b)[\w'-]+){0,5}?"
+    r"\s+(?:is|was|are|were|gave|gives|put|puts|set|sets|showed|shows)\s+(?:an?\s+|the\s+)?"
+    r"(?:[\w-]+\s+of\s+)?(?:(?:US|A|C)?[$€£¥]|USD|EUR|GBP)?\s?$", re.I),
+    (*PLAN_TERMS, "goal", "projection", "prediction", "predicted", "projected"))
+RANGE_JOIN = re.compile(r"\s*(?:[-–—]|to)\s*(?:(?:US|A|C)?[$€£¥])?\s*")  # "10–14", "£40k to £50k"
+# a line of the answer's assumptions or inputs: "_Assumptions: 8% discount rate; residual value
+# £180,000_", "Key inputs: ..."
+ASSUMPTION_LINE = re.compile(r"[^A-Za-z0-9\n]*(?:key\s+|main\s+)?(?:assumptions?|assuming|inputs?)\b",
+                             re.I)
+ASSUMPTION_TERMS = ("assumption", "assumed", "assuming", "input")
+
 # "exceeded the 99.0% contractual target", "above the 6.0 retailer minimum", "within the
 # group's 22% cap": a bar the claim
 # measures its value against
@@ -81,13 +96,16 @@ class Aside:
 PLAN_WORDS = frozenset(stem(w) for w in PLAN_TERMS)
 BAR_WORDS = frozenset(stem(w) for w in BAR_TERMS)
 SOURCE_WORDS = frozenset(stem(w) for w in SOURCE_TERMS)
+ASSUMPTION_WORDS = frozenset(stem(w) for w in ASSUMPTION_TERMS)
 
 
 def asides(text: str, quantities: Sequence[Quantity], headers: Sequence[str],
            bounds: Sequence[int], segment_of: Sequence[int]) -> tuple[Aside, ...]:
     """The answer's values of each kind it gives as not its own figure."""
-    planned, bars, attributed, counterfactual = set(), set(), set(), set()
+    planned, bars, attributed, counterfactual, assumed = set(), set(), set(), set(), set()
     spoken: dict[int, tuple[bool, bool]] = {}  # per segment: may it attribute, may it suppose
+    lowered = text.lower()
+    may_assume = "assum" in lowered or "input" in lowered
     for i, q in enumerate(quantities):
         segment = segment_of[i]
         if segment not in spoken:
@@ -96,8 +114,12 @@ def asides(text: str, quantities: Sequence[Quantity], headers: Sequence[str],
                                any(w in words for w in COUNTERFACTUAL.needs))
         may_attribute, may_suppose = spoken[segment]
         if (PLANNED.search(text, max(0, q.start - 40), q.start) or PLAN_HEADER.fullmatch(headers[i])
-                or _plan_row(text, q)):
+                or _plan_row(text, q)
+                or PLAN_CLAUSE.search(text, max(bounds[segment], q.start - 80), q.start)
+                or (i - 1 in planned and RANGE_JOIN.fullmatch(text, quantities[i - 1].end, q.start))):
             planned.add(i)
+        if may_assume and ASSUMPTION_LINE.match(text, text.rfind("\n", 0, q.start) + 1):
+            assumed.add(i)
         if BAR_BEFORE.search(text, max(0, q.start - 60), q.start) and BAR_AFTER.match(text, q.end):
             bars.add(i)
         before = text[bounds[segment]:q.start] if may_attribute or may_suppose else ""
@@ -108,7 +130,8 @@ def asides(text: str, quantities: Sequence[Quantity], headers: Sequence[str],
     return (Aside("plan", frozenset(planned), PLAN_WORDS),
             Aside("bar", frozenset(bars), BAR_WORDS),
             Aside("another party's figure", frozenset(attributed), SOURCE_WORDS),
-            Aside("counterfactual", frozenset(counterfactual), frozenset({HYPOTHETICAL}), only=True))
+            Aside("counterfactual", frozenset(counterfactual), frozenset({HYPOTHETICAL}), only=True),
+            Aside("assumption", frozenset(assumed), ASSUMPTION_WORDS))
 
 
 def _plan_row(text: str, q: Quantity) -> bool:

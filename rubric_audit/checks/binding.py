@@ -51,7 +51,7 @@ class TargetCheck:
     note: str = ""  # why the outcome is other_subject or unresolved
 
 
-def _near(q: Quantity, target: Quantity, tolerance: Tolerance) -> bool:
+def is_near(q: Quantity, target: Quantity, tolerance: Tolerance) -> bool:
     """Close enough to be a claim about the target: inside its tolerance or within NEAR."""
     value = value_in_terms_of(q, target)
     if tolerance.contains(value):
@@ -147,7 +147,7 @@ def check_target(target: Quantity, tolerance: Tolerance, answer: str,
     reading = read_answer(answer)
     compatible = reading.of_kind(target)[1]
     kin = [i for i, ok in enumerate(compatible) if ok]
-    aside = _set_aside(reading, subject) if len(kin) > 1 else frozenset()
+    aside = set_aside(reading, subject) if len(kin) > 1 else frozenset()
     kin = [i for i in kin if i not in aside]  # a plan row is no value said of the qualifier
     if len(kin) < 2:
         return check  # no other value of the target's kind can be said of its qualifier
@@ -166,7 +166,7 @@ def check_target(target: Quantity, tolerance: Tolerance, answer: str,
     return check
 
 
-def _set_aside(reading: Reading, subject: frozenset[str]) -> frozenset[int]:
+def set_aside(reading: Reading, subject: frozenset[str]) -> frozenset[int]:
     """The values the answer gives as a plan, a bar, another party's figure or a counterfactual
     where the criterion's subject does not ask for that kind."""
     return frozenset(i for aside in reading.asides if not subject & aside.wanted
@@ -293,15 +293,15 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
     if described:  # the ranges describe something else; the answer commits a value of its own
         best = max(scores[i] for i in described)
         bound = [i for i in described if scores[i] == best]
-    near = [i for i in bound if _near(reading.quantities[i], target, tolerance)]
+    near = [i for i in bound if is_near(reading.quantities[i], target, tolerance)]
     if not near and best > 0 and len(bound) == 1 and role != "change":
         i = bound[0]
         q = reading.quantities[i]
         shared = len(subject & reading.labels[i])
         alone = sum(_strictly_same_unit(reading.quantities[j], target) for j in candidates) == 1 \
-            and not any(_near(reading.quantities[j], target, tolerance) for j in candidates)
+            and not any(is_near(reading.quantities[j], target, tolerance) for j in candidates)
         # said within the criterion's window binds it, unless a value near the target is too
-        windowed_alone = windowed and not any(_near(reading.quantities[j], target, tolerance)
+        windowed_alone = windowed and not any(is_near(reading.quantities[j], target, tolerance)
                                               for j in candidates)
         plainly = bool(named) or windowed_alone \
             or (shared >= 2 and shared >= 0.6 * len(subject)) \
@@ -311,7 +311,7 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
                                outcome="fail")
     if not near:  # the best-bound value is another quantity; a near one said of the subject
         close = [i for i in candidates if scores[i] > 0
-                 and _near(reading.quantities[i], target, tolerance)]
+                 and is_near(reading.quantities[i], target, tolerance)]
         if close:
             top = max(scores[i] for i in close)
             bound = near = [i for i in close if scores[i] == top]
@@ -323,7 +323,7 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
         if decided.hedged:
             return decided
         rivals = [i for i in candidates if i not in bound and 2 * scores[i] >= best > 0
-                  and not named and _near(reading.quantities[i], target, tolerance)
+                  and not named and is_near(reading.quantities[i], target, tolerance)
                   and not _names_another(reading, i, names)
                   and not any(_labelled_apart(reading, i, j, subject) for j in near)
                   and not (described and _in_a_range(reading, i))
@@ -334,8 +334,10 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
                                missed=decided.missed, hedged=False, outcome="not_found")
         headline = next((reading.quantities[i] for i in candidates if reading.headlines
                          and i in reading.headlines and i not in near
-                         and _near(reading.quantities[i], target, tolerance)
+                         and is_near(reading.quantities[i], target, tolerance)
                          and decided.outcome in ("pass", "fail")
+                         and not any(rounds_from(reading.text, reading.quantities[i], q, target)
+                                     for q in decided.matched)
                          and tolerance.contains(value_in_terms_of(reading.quantities[i], target))
                          != (decided.outcome == "pass")), None)
         if headline is not None:  # "TL;DR: ~£1.3m" above a table whose total is £1,246k
@@ -365,7 +367,7 @@ def _described_ranges(reading: Reading, candidates: list[int], bound: list[int],
     if any(id(reading.quantities[i]) in doubts for i in candidates):
         return []
     return [i for i in candidates if scores[i] > 0 and not _in_a_range(reading, i)
-            and _near(reading.quantities[i], target, tolerance)]
+            and is_near(reading.quantities[i], target, tolerance)]
 
 
 def _within(reading: Reading, candidates: list[int],
@@ -416,7 +418,7 @@ def _final_figures(reading: Reading, candidates: list[int], target: Quantity,
 def _range_end(target: Quantity, tolerance: Tolerance, reading: Reading) -> TargetCheck:
     """One end of a criterion's range against the ends of the answer's ranges."""
     ends = [q for r in reading.ranges for q in r if comparable(q, target)
-            and _near(q, target, tolerance)]
+            and is_near(q, target, tolerance)]
     matched = [q for q in ends if tolerance.contains(value_in_terms_of(q, target))]
     if not ends:
         return TargetCheck(target=target, tolerance=tolerance, matched=[], missed=[], hedged=False,
@@ -495,6 +497,28 @@ def _settled(reading: Reading, offered: list[Quantity], alternative: Quantity) -
                 and SETTLES.search(reading.text, start, q.start):
             settled = q
     return settled
+
+
+# "about 84%", "roughly 76%", "~£1.3m": a value the answer gives as a rounding
+APPROXIMATE_BEFORE = re.compile(r"(?:\b(?:about|around|roughly|approximately|approx\.?|circa|c\.|"
+                                r"nearly|almost|some|just\s+(?:over|under))|~|≈)\s*[$€£¥]?\s*$",
+                                re.I)
+
+
+def approximate(text: str, q: Quantity) -> bool:
+    """Whether the answer writes `q` as an approximation ("about 84%", "~£1.3m")."""
+    return bool(APPROXIMATE_BEFORE.search(text, max(0, q.start - 24), q.start))
+
+
+def rounds_from(text: str, rounded: Quantity, exact: Quantity, target: Quantity) -> bool:
+    """Whether `rounded` is written as an approximation ("about 84%") and is `exact` rounded
+    to its own precision."""
+    if not approximate(text, rounded):
+        return False
+    value = value_in_terms_of(exact, target)
+    step = rounded.step / rounded.scale * (value_in_terms_of(rounded, target) / rounded.value
+                                           if rounded.value else 1.0)
+    return abs(value - value_in_terms_of(rounded, target)) <= step / 2 * 1.000001
 
 
 SAME_ORDER = 1e4  # a scale slip (k for m, m for bn, % for a fraction) is within 1,000x

@@ -14,14 +14,28 @@ from __future__ import annotations
 import functools
 import itertools
 import re
+from collections.abc import Collection
 from dataclasses import dataclass, replace
 from typing import Literal
 
 from rubric_audit.checks import units
 from rubric_audit.checks.answer import HEADER_PARENS, Reading, read_answer
-from rubric_audit.checks.binding import TargetCheck, check_target
+from rubric_audit.checks.binding import (
+    TargetCheck,
+    approximate,
+    check_target,
+    is_near,
+    rounds_from,
+    set_aside,
+)
 from rubric_audit.checks.criterion import Claim, read_claim
-from rubric_audit.checks.numbers import MAX_READ_CHARS, MEASURE_AFTER, Quantity, unread
+from rubric_audit.checks.numbers import (
+    MAX_READ_CHARS,
+    MEASURE_AFTER,
+    Quantity,
+    unread,
+    value_in_terms_of,
+)
 from rubric_audit.checks.polarity import Polarity, meets, payments, valence, variance_flag
 from rubric_audit.core.model import CODE_GRADER, Attempt, CriterionGrade, Task
 
@@ -33,11 +47,17 @@ UNREAD_NUMBERS = re.compile(r"\d+(?:[.,]\d+){2,}|\b\d+(?:\.\d+)?[eE][+-]?\d+\b")
 CONTINENTAL = re.compile(r"(?<![\d.,])\d{1,3}(?:\.\d{3}){2,}(?![\d.,])|(?:€|EUR)\s?\d{1,3}"
                          r"(?:\.\d{3})*,\d{2}(?![\d.,])|(?<![\d.,])\d{1,3}(?:[ \u00a0\u202f]\d{3})+"
                          r"(?![\d.,])")
-# a span said in words of a period or a fraction of one, which the reader does not take as a
-# value: "a quarter of a century", "half a century", "a decade", "a fortnight", "a dozen years"
-PERIOD_WORDS = re.compile(r"\b(?:(?:a\s+)?(?:quarter|half|third)\s+(?:of\s+)?an?\s+(?:century|decade|"
-                          r"year)|(?:a|one|two|three|half\s+a)\s+(?:centur(?:y|ies)|decades?)|"
-                          r"a\s+fortnight|a\s+dozen\s+\w+)\b", re.I)
+# A span the reader does not take as a value: said in words ("a year and a half", "half a
+# year's", "a quarter of a century", "a fortnight") or given by two points in time a duration may
+# lie between (a clock time "08:00", a date "1 May 2024"). An answer that says one is not an
+# answer "with no number at all".
+_SPAN = r"(?:minutes?|hours?|days?|weeks?|fortnights?|months?|years?|decades?|centur(?:y|ies))"
+UNREAD_SPAN = re.compile(
+    rf"\b(?:(?:one|two|three|four|five|six|seven|eight|nine|ten|eleven|twelve|half|quarter|"
+    rf"couple\s+of|few)[\s-]+{_SPAN}|an?\s+{_SPAN}\s+and\s+a\s+half|(?:quarter|half|third)\s+"
+    rf"(?:of\s+)?an?\s+{_SPAN}|a\s+fortnight|a\s+dozen\s+\w+)\b|(?<![\d:])\d{{1,2}}:\d{{2}}"
+    r"(?![\d:])|\b\d{1,2}\s+(?:jan|feb|mar|apr|may|jun|jul|aug|sep|oct|nov|dec)[a-z]*\.?\s+\d{4}\b",
+    re.I)
 BARE_ANSWER = re.compile(r"\s*([-−]?\d[\d,]*(?:\.\d+)?)\s*\.?\s*")
 
 
@@ -93,7 +113,8 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
     if missing:
         return _missing(claim, criterion, reading, checks, missing, artifacts)
     doubt = (_quoted_doubt(reading, checks) or _window_doubt(criterion, reading, checks)
-             or _basis_doubt(criterion, reading, checks))
+             or _basis_doubt(criterion, reading, checks) or _period_doubt(criterion, reading, checks)
+             or _rank_doubt(criterion, reading, checks))
     if doubt is not None:
         return CodeVerdict(verdict="not_applicable", reason=doubt, checks=checks)
     failed = [c for c in checks if c.outcome == "fail"]
@@ -108,9 +129,15 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
         if paid is not None:
             return paid
     if not failed:
+        doubted = _missing_elsewhere(claim, criterion, answer, reading, checks)
+        if doubted is not None:
+            return doubted
         return CodeVerdict(verdict="pass", reason="; ".join(
             f"{c.matched[0].text} meets {c.target.text} ({c.tolerance.basis})" for c in checks),
             checks=checks)
+    rivals = _meeting_elsewhere(claim, answer, reading, failed)
+    if rivals is not None:
+        return rivals
     if CONTINENTAL.search(reading.text):
         return CodeVerdict(verdict="not_applicable", checks=checks, reason=(
             "the answer writes numbers with dots or spaces grouping thousands or a decimal comma, "
@@ -121,6 +148,150 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
         kind = "hedged between" if c.hedged else "states"
         parts.append(f"answer {kind} {said}; target {c.target.text} ({c.tolerance.basis})")
     return CodeVerdict(verdict="fail", reason="; ".join(parts), checks=checks)
+
+
+def _meeting_elsewhere(claim: Claim, answer: str, reading: Reading,
+                       failed: list[TargetCheck]) -> CodeVerdict | None:
+    """A fail needs no value the answer commits to that meets the target (#25 round 8,
+    precondition a): where the answer commits (in bold, or as the result of its working after
+    "=" or "→") to a value of the target's kind that meets it, and commits to none of the values
+    that miss, which of them answers is not certain ("Load factor = 412,800 / 560,000 =
+    **73.7%** ... the group-wide load factor last year was 69.8%"), and the checker abstains.
+    Only the answer's own values count (`_own_values`). Where every value that misses is an
+    approximation the answer rounds from one that meets ("about 84%" beside the table's 83.6%),
+    they are one figure and it passes. A hedge's fail, a fail on a value's direction (its number
+    meets) and a fail on the value said of the criterion's named subject stand."""
+    committed = _committed_values(answer)
+    approximates = _approximates(answer)
+    if not committed and not approximates:
+        return None
+    for c in failed:
+        if c.hedged or any(c.tolerance.contains(value_in_terms_of(q, c.target)) for q in c.missed):
+            continue
+        rounded = bool(c.missed) and approximates \
+            and all(approximate(reading.text, q) for q in c.missed)
+        if not committed and not rounded:
+            continue
+        own = _own_values(claim, reading, c, None if rounded else committed)
+        meeting = [i for i in own if _meets(reading, i, c)]
+        if not meeting:
+            continue
+        exact = reading.quantities[meeting[0]]
+        if rounded and all(rounds_from(reading.text, q, exact, c.target) for q in c.missed):
+            return CodeVerdict(verdict="pass", checks=failed, reason=(
+                f"{exact.text} meets {c.target.text} ({c.tolerance.basis}); the answer's "
+                f"{', '.join(q.text for q in c.missed)} is its rounding"))
+        chosen = next((reading.quantities[i] for i in meeting if i in committed), None)
+        if chosen is not None and (_names_all(reading, chosen, claim.names)
+                                   or not any(_names_all(reading, q, claim.names)
+                                              for q in c.missed)) and not any(
+                i in committed and not _meets(reading, i, c) for i in own):
+            return CodeVerdict(verdict="not_applicable", checks=failed, reason=(
+                f"the answer states {', '.join(q.text for q in c.missed) or 'a value'} and "
+                f"commits to {chosen.text}, which meets {c.target.text}; which one answers "
+                "is not certain"))
+    return None
+
+
+CRITERION_NUMBER = re.compile(r"\d+(?:\.\d+)?")
+APPROXIMATE_WORD = re.compile(r"about|around|rough|approx|circa|c\.|nearly|almost|some|just|~|≈",
+                              re.I)  # what `binding.approximate` needs, looked for first
+
+
+@functools.lru_cache(maxsize=1024)
+def _approximates(answer: str) -> bool:
+    """Whether the answer has a word `binding.approximate` reads, looked for once per answer."""
+    return APPROXIMATE_WORD.search(answer) is not None
+
+
+def _missing_elsewhere(claim: Claim, criterion: str, answer: str, reading: Reading,
+                       passed: list[TargetCheck]) -> CodeVerdict | None:
+    """A pass needs no value the answer commits to that misses the target where it commits to
+    none that meets it (#25 round 8, the mirror of precondition a): "The cost plan put it at
+    £18.4m ... lowest tender **£17.9m**" against a criterion of £18.4m, where the matching
+    value plays another role (a comparison, a target, a forecast, a prior period) the reader
+    did not name. A committed value near the target (within `binding.NEAR`) that misses it
+    makes the checker abstain; one that meets another of the criterion's targets, is a number
+    the criterion writes (a threshold, a class) or the answer's rounding or restatement of
+    another value (`_final_figures` decides between those) is none."""
+    committed = _committed_values(answer)
+    if not committed:
+        return None
+    restated = {pair[1] for pair in (*reading.roundings, *reading.conversions)}
+    ids = {id(reading.quantities[i]) for i in committed}
+    for c in passed:
+        if c.hedged or any(id(q) in ids for q in c.matched):
+            continue
+        rivals = [i for i in _own_values(claim, reading, c, committed) if i not in restated
+                  and not any(reading.of_kind(other.target)[1][i] and _meets(reading, i, other)
+                              for other in passed)
+                  and is_near(reading.quantities[i], c.target, c.tolerance)]
+        said = set(CRITERION_NUMBER.findall(criterion.replace(",", ""))) if rivals else set()
+        rival = next((q for i in rivals if (q := reading.quantities[i]).text.replace(",", "")
+                      .strip("$€£¥%") not in said), None)
+        if rival is not None:
+            return CodeVerdict(verdict="not_applicable", checks=passed, reason=(
+                f"the answer states {c.matched[0].text}, which meets {c.target.text}, and "
+                f"commits to {rival.text}, which does not; which one answers is not certain"))
+    return None
+
+
+def _own_values(claim: Claim, reading: Reading, c: TargetCheck,
+                among: Collection[int] | None = None) -> list[int]:
+    """The answer's values of the target's kind (of `among`, else all) it gives as its own
+    figure: not a comparison, a change, a struck or negated value, a plan, bar or assumption
+    the criterion does not ask for, one a self-correction replaced, an echo of the prompt's
+    value, a value labelled with a name the criterion does not name or a percentage said as a
+    share of something."""
+    kind = reading.of_kind(c.target)[1]
+    aside = set_aside(reading, claim.subjects[claim.targets.index(c.target)])
+    return [i for i in (range(len(reading.quantities)) if among is None else sorted(among))
+            if kind[i] and i not in reading.references and i not in reading.changes
+            and i not in aside and (q := reading.quantities[i]).start > reading.revised_at
+            and reading.value_keys[i] not in claim.context
+            and not (claim.names and reading.label_names[i]
+                     and not claim.names & reading.label_names[i])
+            and not _share_of_other(reading.text, q, c.target)]
+
+
+def _meets(reading: Reading, index: int, c: TargetCheck) -> bool:
+    return c.tolerance.contains(value_in_terms_of(reading.quantities[index], c.target))
+
+
+def _names_all(reading: Reading, q: Quantity, names: frozenset[str]) -> bool:
+    """Whether a value is said of everyone the criterion names (its label, else its segment):
+    "Lena Ask (70%): £22,960" is bound by name, and a fail on it stands beside "Mira Holt
+    (30%): **£9,840**"."""
+    i = next(j for j, r in enumerate(reading.quantities) if r is q)
+    own = reading.label_names[i] or reading.segment_names[reading.segment_of[i]]
+    return bool(names) and names <= own
+
+
+SHARE_OF = re.compile(r"\s*of\s+(?:the\s+|its\s+)?([a-z]+)", re.I)
+
+
+def _share_of_other(text: str, q: Quantity, target: Quantity) -> bool:
+    """Whether a percentage is said as a share of something ("98.5% of target")."""
+    return q.dimension == "percent" and target.dimension == "percent" \
+        and bool(SHARE_OF.match(text, q.end))
+
+
+BOLD = re.compile(r"\*\*[^*\n]{1,200}?\*\*|__[^_\n]{1,200}?__")
+RESULT_BEFORE = re.compile(r"(?:=|→|->|≈)\s*[~*]*\s*(?:[A-Z]{3}\s?|[A-Z]?[$€£¥]\s?)?$")
+COMMIT_MARK = re.compile(r"\*\*|__|[=→≈]|->")
+
+
+@functools.lru_cache(maxsize=1024)
+def _committed_values(answer: str) -> frozenset[int]:
+    """The indices of the answer's values it commits to: in bold, or as its working's result
+    ("= 73.7%"); read once per answer."""
+    if not COMMIT_MARK.search(answer):
+        return frozenset()
+    quantities = read_answer(answer).quantities
+    spans = [m.span() for m in BOLD.finditer(answer)]
+    return frozenset(i for i, q in enumerate(quantities)
+                     if RESULT_BEFORE.search(answer, max(0, q.start - 12), q.start)
+                     or any(a < q.start and q.end <= b for a, b in spans))
 
 
 def _target_check(claim: Claim, n: int, answer: str, negated: bool = False) -> TargetCheck:
@@ -298,6 +469,90 @@ def _basis_doubt(criterion: str, reading: Reading, checks: list[TargetCheck]) ->
     return None
 
 
+YEAR = r"(?:FY\s?'?(\d{2}(?:\d{2})?)|((?:19|20)\d\d))\b"
+CRITERION_YEAR = re.compile(rf"\b{YEAR}", re.I)
+# "£130.8m in 2023", "$45.6m for FY2024": the year written right after a value is its own
+YEAR_SAID = re.compile(r"\b(?:in|for|during|over)\s+(?:the\s+)?(?:year\s+)?(?:FY|19\d\d|20\d\d)",
+                       re.I)
+OWN_YEAR = re.compile(rf"\s*\)?\s*(?:in|for|during|over)\s+(?:the\s+)?(?:year\s+)?{YEAR}", re.I)
+
+
+def _years(match: re.Match[str] | None) -> int | None:
+    if match is None:
+        return None
+    digits = match.group(1) or match.group(2)
+    return int(digits) + (2000 if len(digits) == 2 else 0)
+
+
+@functools.lru_cache(maxsize=1024)
+def _says_years(answer: str) -> bool:
+    """Whether the answer writes a year after "in", "for", "during" or "over" at all."""
+    return YEAR_SAID.search(answer) is not None
+
+
+@functools.lru_cache(maxsize=4096)
+def _criterion_years(criterion: str) -> frozenset[int | None]:
+    return frozenset(_years(m) for m in CRITERION_YEAR.finditer(criterion))
+
+
+def _period_doubt(criterion: str, reading: Reading, checks: list[TargetCheck]) -> str | None:
+    """Why the checker abstains where a deciding value has its own year written right after it
+    ("from £121.4m in 2024 to £130.8m in 2023") and the criterion names other years only: the
+    value is said of another period, whatever the sentence's order suggests."""
+    wanted = _criterion_years(criterion)
+    if not wanted or not _says_years(reading.text):
+        return None
+    for c in checks:
+        for q in c.matched if c.outcome == "pass" else c.missed if c.outcome == "fail" else []:
+            own = _years(OWN_YEAR.match(reading.text, q.end))
+            if own is not None and own not in wanted:
+                return (f"the answer gives {q.text} for {own}, and the criterion a figure for "
+                        f"{', '.join(str(y) for y in sorted(y for y in wanted if y))}")
+    return None
+
+
+SUPERLATIVE = re.compile(r"\b(?:largest|biggest|highest|greatest|top|smallest|lowest|least|"
+                         r"most\s+\w+)\b", re.I)
+RANKED_ITEM = re.compile(r"^[ \t>*_-]*(\d{1,2})[.)]\s", re.M)  # "1. Harland ...", "2) Civic ..."
+
+
+@functools.lru_cache(maxsize=4096)
+def _superlative(criterion: str) -> str | None:
+    found = SUPERLATIVE.search(criterion)
+    return found.group(0).lower() if found else None
+
+
+@functools.lru_cache(maxsize=1024)
+def _ranked_items(answer: str) -> dict[int, int]:
+    """Where each numbered list item of the answer starts, and its number."""
+    return {m.start(): int(m.group(1)) for m in RANKED_ITEM.finditer(answer)}
+
+
+def _rank_doubt(criterion: str, reading: Reading, checks: list[TargetCheck]) -> str | None:
+    """Why the checker abstains where the criterion names a superlative ("the largest Q1 job")
+    and the answer gives the deciding value in a numbered list other than as item 1 while
+    item 1 gives another value of its kind: which figure the answer calls the largest is its
+    list's order, not the number."""
+    superlative = _superlative(criterion)
+    if superlative is None:
+        return None
+    items = _ranked_items(reading.text)
+    if not items:
+        return None
+    for c in checks:
+        if c.outcome != "pass":
+            continue
+        kind = reading.of_kind(c.target)[1]
+        for q in c.matched:
+            rank = items.get(reading.text.rfind("\n", 0, q.start) + 1)
+            first = next((r for i, r in enumerate(reading.quantities) if kind[i]
+                          and items.get(reading.text.rfind("\n", 0, r.start) + 1) == 1), None)
+            if rank is not None and rank != 1 and first is not None:
+                return (f"the answer lists {first.text} first and {q.text} as item {rank}; which "
+                        f"it calls the {superlative} is its list's order")
+    return None
+
+
 def _after_window_word(text: str, q: Quantity) -> bool:
     """Whether `q` is a window's own value: "within a 30-minute drive", "inside 90 minutes"."""
     return bool(WINDOW_WORD.search(text, max(0, q.start - 16), q.start))
@@ -363,14 +618,17 @@ def _unit_certain(text: str, q: Quantity) -> bool:
     return unit is not None and not UNIT_GOES_ON.match(after, unit.end())
 
 
-def _other_unit(criterion: str, reading: Reading, missing: list[TargetCheck]) -> str | None:
+def _other_unit(criterion: str, reading: Reading,
+                missing: list[TargetCheck]) -> tuple[Literal["fail", "not_applicable"], str] | None:
     """Why the answer fails where it gives a target's number in a unit the reader names with
     certainty and the criterion's unit is another: of another kind ("15 kg/m²" for 15 kg/m³)
     or of the same kind converting to another value ("118 g/mile" is 73.3 g/km). Different
     kinds never match (#25 item 2); the number alone is no answer in the criterion's unit.
     Where one unit is the other over something ("64.8 kg/day" for "64.8 kg ... per day"), or
     either goes on past what the reader names ("4.2 MWh per hour"), the basis may be said in
-    words, so nothing is decided here."""
+    words, so nothing is decided here. Where the answer states a concentration or rate from
+    one kind to the other ("60 ml of 1 mg/ml solution"), it converts, which the checker does
+    not do: it abstains and says so."""
     for c in missing:
         target = c.target
         if not target.measure or not _unit_certain(criterion, target):
@@ -384,12 +642,31 @@ def _other_unit(criterion: str, reading: Reading, missing: list[TargetCheck]) ->
                     or not (headed or _unit_certain(reading.text, q))):
                 continue
             if not units.same_kind(q.measure, target.measure):
-                return (f"the answer states {q.text} in {q.measure}, a unit of another kind than "
-                        f"the criterion's {target.text} ({target.measure})")
+                rate = _concentration(reading, q.measure, target.measure)
+                if rate is not None:
+                    return "not_applicable", (
+                        f"the answer states {q.text} in {q.measure} and {rate.text} in "
+                        f"{rate.measure}, which converts it to the criterion's {target.measure}; "
+                        "the checker does not convert through a stated concentration")
+                return "fail", (f"the answer states {q.text} in {q.measure}, a unit of another "
+                                f"kind than the criterion's {target.text} ({target.measure})")
             converted = units.convert(q.value, q.measure, target.measure)
             if not c.tolerance.contains(converted):
-                return (f"the answer states {q.text} in {q.measure}, which is {converted:,.4g} "
-                        f"in the criterion's {target.measure}; target {target.text}")
+                return "fail", (f"the answer states {q.text} in {q.measure}, which is "
+                                f"{converted:,.4g} in the criterion's {target.measure}; target "
+                                f"{target.text}")
+    return None
+
+
+def _concentration(reading: Reading, one: str, other: str) -> Quantity | None:
+    """A value the answer states in a unit of one kind over the other ("1 mg/ml" for ml and
+    mg): a concentration or rate through which a value in one converts to the other, which the
+    checker does not do, so a mismatch of kinds decides nothing."""
+    for q in reading.quantities:
+        top, _, bottom = (q.measure or "").partition("/")
+        if bottom and ((units.same_kind(top, other) and units.same_kind(bottom, one))
+                       or (units.same_kind(top, one) and units.same_kind(bottom, other))):
+            return q
     return None
 
 
@@ -410,14 +687,15 @@ def _missing(claim: Claim, criterion: str, reading: Reading, checks: list[Target
         if UNREAD_NUMBERS.search(reading.text):  # numbers the reader could not read as values
             return CodeVerdict(verdict="not_applicable", checks=checks,
                                reason=f"the answer's numbers could not be read; target {names}")
-        if PERIOD_WORDS.search(reading.text):
+        if UNREAD_SPAN.search(reading.text):
             return CodeVerdict(verdict="not_applicable", checks=checks, reason=(
-                f"the answer says a span in words of a period, which is not read; target {names}"))
+                "the answer says a span in words or by clock times or dates, which is not read "
+                f"as a value (so it is not without a number); target {names}"))
         return CodeVerdict(verdict="fail",
                            reason=f"the answer states no number at all; target {names}", checks=checks)
     mislabelled = _other_unit(criterion, reading, missing)
     if mislabelled is not None:
-        return CodeVerdict(verdict="fail", reason=mislabelled, checks=checks)
+        return CodeVerdict(verdict=mislabelled[0], reason=mislabelled[1], checks=checks)
     return CodeVerdict(verdict="not_applicable", reason=f"the answer states no value near {names}",
                        checks=checks)
 

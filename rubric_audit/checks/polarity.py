@@ -34,7 +34,7 @@ _STATE_UP = (r"surplus|profit|gain|owed|owing|recouped|in\s+credit|extra|additio
 _STATE_DOWN = (r"loss(?:es)?|deficit|shortfall|short\s+of|unrecouped|overdrawn|savings?|saves?|"
                r"saved|saving|headwind|drag|underspend")
 _REFERENCE = (r"(?=\s+(?:\w+\s+){0,5}?(?:budget|target|plan|forecast|baseline|guidance|benchmark|"
-              r"cap|limit|threshold|average|median|consensus|estimate|prior|previous|last|"
+              r"cap|limit|threshold|average|median|consensus|estimate[ds]?|prior|previous|last|"
               r"covenant|ceiling|floor|minimum|maximum)\b)")
 _NOT_AFTER_PREPOSITION = r"(?<!\bon\s)(?<!\bfor\s)(?<!\bfrom\s)(?<!\bof\s)"  # "on losses"
 _NOT_A_CHANGE = r"(?!\s+(?:rates?|ratios?|risks?|prevention|counts?|lines?|season|protection))"
