@@ -1213,3 +1213,48 @@ def test_classes_fixed_after_holdout18(criterion: str, answer: str, prompt: str,
     for the fail; swapped years; a heading's scale; a target range; ml of a mg/ml solution;
     'better' against 'below'; a ranked list against 'largest'; an assumptions line."""
     assert verdict(criterion, answer, prompt) == expected
+
+
+CLASSES_AFTER_HOLDOUT19 = [
+    # the nearest name before a value in its clause says whose it is: a match said of another
+    # named subject, where the criterion's subject has a value of its own, is no evidence
+    ("States Eastfield's occupancy is 82%",
+     "Eastfield filled 77% of its beds this winter, while Westbury reached 82%.",
+     "Occupancy: Westbury 77%, Eastfield 82%.", "fail"),
+    ("States Eastfield's occupancy is 82%",
+     "Eastfield filled 82% of its beds this winter, while Westbury reached 77%.",
+     "Occupancy: Westbury 77%, Eastfield 82%.", "pass"),
+    ("States Marsh Lane's collection rate is 96.1%",
+     "Marsh Lane's collection rate of **94.0%** trails; Dock Road runs at 96.1%.", "", "fail"),
+    # "respectively" gives the names to the values in order
+    ("States Calder's licence fee is £7,400",
+     "Calder and Wenlow pay £9,100 and £7,400 respectively.", "", "fail"),
+    # ... and a fail on a value said of another subject, where the criterion's own meets,
+    # decides nothing
+    ("States Calder's licence fee is £7,400",
+     "Wenlow and Calder pay £9,100 and £7,400 respectively.", "", "not_applicable"),
+    # a list item's label says whose the value is
+    ("States an annual lift servicing fee of £2,900",
+     "Annual contracts:\n- Boiler servicing: £2,900\n- Lift servicing: £3,650\n"
+     "- Gutter clearing: £540", "", "fail"),
+    ("States an annual lift servicing fee of £2,900",
+     "Annual contracts:\n- Boiler servicing: £3,650\n- Lift servicing: £2,900\n"
+     "- Gutter clearing: £540", "", "pass"),
+    # the word each target counts by: two categories swapped
+    ("States 310 inbound calls and 95 outbound calls",
+     "The desk logged **95 inbound calls** and **310 outbound calls** in May.", "", "fail"),
+    # a final sentence committing to another row's value, where the prompt gives both
+    ("States a 2025 retention rate of 88.2%",
+     "| Year | Retention |\n|---|---|\n| 2024 | 85.7% |\n| 2025 | 88.2% |\n\n"
+     "The latest retention rate shown is **85.7%**.",
+     "Retention: 2024 85.7%, 2025 88.2%.", "not_applicable"),
+]
+
+
+@pytest.mark.parametrize(("criterion", "answer", "prompt", "expected"), CLASSES_AFTER_HOLDOUT19)
+def test_classes_fixed_after_holdout19(criterion: str, answer: str, prompt: str,
+                                       expected: str) -> None:
+    """holdout19's and holdout20's: values swapped between named subjects (a clause's name,
+    'respectively', a list item's label, the word a value counts by); a final sentence binding
+    another row."""
+    assert verdict(criterion, answer, prompt) == expected

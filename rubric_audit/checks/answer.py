@@ -366,7 +366,7 @@ def _qualify(answer: str, quantities: tuple[Quantity, ...], headers: tuple[str, 
     """What each value is said of (`Qualified`). Clauses are stretches of a line between commas,
     brackets, dashes, 'and', 'vs', 'while' ... (a table row is one); a clause holding no value
     (", in FY2024,") speaks of the nearest clause of its segment that does."""
-    clauses, tables = _clauses(answer)
+    clauses, tables = clauses_of(answer)
     clause_starts = [a for a, _ in clauses]
     codes = [m.span() for m in QUALIFIER.finditer(answer)]
     code_starts = [a for a, _ in codes]
@@ -426,7 +426,7 @@ def _qualify(answer: str, quantities: tuple[Quantity, ...], headers: tuple[str, 
                      holders={k: tuple(v) for k, v in holders.items()}, written=written)
 
 
-def _clauses(answer: str) -> tuple[list[tuple[int, int]], dict[int, int]]:
+def clauses_of(answer: str) -> tuple[list[tuple[int, int]], dict[int, int]]:
     """The answer's clauses as (start, end), and for each table row's clause the start of its
     table. A table row is one clause; prose lines are cut at CLAUSE_BREAK."""
     clauses: list[tuple[int, int]] = []

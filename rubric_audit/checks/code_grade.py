@@ -36,6 +36,7 @@ from rubric_audit.checks.numbers import (
     unread,
     value_in_terms_of,
 )
+from rubric_audit.checks.owners import said_of_another
 from rubric_audit.checks.polarity import Polarity, meets, payments, valence, variance_flag
 from rubric_audit.core.model import CODE_GRADER, Attempt, CriterionGrade, Task
 
@@ -117,6 +118,9 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
              or _rank_doubt(criterion, reading, checks))
     if doubt is not None:
         return CodeVerdict(verdict="not_applicable", reason=doubt, checks=checks)
+    owned = said_of_another(claim, reading, checks)
+    if owned is not None:
+        return CodeVerdict(verdict=owned[0], reason=owned[1], checks=checks)
     failed = [c for c in checks if c.outcome == "fail"]
     if not failed and claim.qualitative:
         return CodeVerdict(verdict="not_applicable", reason=(
@@ -222,7 +226,9 @@ def _missing_elsewhere(claim: Claim, criterion: str, answer: str, reading: Readi
     for c in passed:
         if c.hedged or any(id(q) in ids for q in c.matched):
             continue
-        rivals = [i for i in _own_values(claim, reading, c, committed) if i not in restated
+        echoed = all((q.dimension, round(q.value, 9)) in claim.context for q in c.matched)
+        rivals = [i for i in _own_values(claim, reading, c, committed, echoes=echoed)
+                  if i not in restated
                   and not any(reading.of_kind(other.target)[1][i] and _meets(reading, i, other)
                               for other in passed)
                   and is_near(reading.quantities[i], c.target, c.tolerance)]
@@ -237,18 +243,19 @@ def _missing_elsewhere(claim: Claim, criterion: str, answer: str, reading: Readi
 
 
 def _own_values(claim: Claim, reading: Reading, c: TargetCheck,
-                among: Collection[int] | None = None) -> list[int]:
+                among: Collection[int] | None = None, echoes: bool = False) -> list[int]:
     """The answer's values of the target's kind (of `among`, else all) it gives as its own
     figure: not a comparison, a change, a struck or negated value, a plan, bar or assumption
     the criterion does not ask for, one a self-correction replaced, an echo of the prompt's
-    value, a value labelled with a name the criterion does not name or a percentage said as a
-    share of something."""
+    value (unless `echoes`: the prompt gives the matching value too, so an echo is as much the
+    answer's), a value labelled with a name the criterion does not name or a percentage said as
+    a share of something."""
     kind = reading.of_kind(c.target)[1]
     aside = set_aside(reading, claim.subjects[claim.targets.index(c.target)])
     return [i for i in (range(len(reading.quantities)) if among is None else sorted(among))
             if kind[i] and i not in reading.references and i not in reading.changes
             and i not in aside and (q := reading.quantities[i]).start > reading.revised_at
-            and reading.value_keys[i] not in claim.context
+            and (echoes or reading.value_keys[i] not in claim.context)
             and not (claim.names and reading.label_names[i]
                      and not claim.names & reading.label_names[i])
             and not _share_of_other(reading.text, q, c.target)]

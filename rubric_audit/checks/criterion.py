@@ -51,7 +51,7 @@ from rubric_audit.checks.polarity import (
     payments,
     valence,
 )
-from rubric_audit.checks.text import content_tokens
+from rubric_audit.checks.text import STOPWORDS, content_tokens
 from rubric_audit.checks.units import same_kind
 
 WORD_DIGITS = {"zero": 0, "one": 1, "two": 2, "three": 3, "four": 4, "five": 5, "six": 6}
@@ -370,6 +370,8 @@ class Claim:
     # cause or reason ("and attributes it to"), a verdict against a bar (", breaching the ...")
     windows: tuple[Quantity, ...]  # within what its values are measured ("within 5 m of HRWL")
     payment: tuple[str, str] | None  # who owes whom: (payer, payee), "the promoter owes the venue"
+    counted_by: tuple[str | None, ...] = ()  # per target, the word written right after it: "642
+    # new fittings and 188 repeat fittings" counts by new and repeat
 
 
 def _prompt_choice(prompt: str, body: str) -> bool:
@@ -469,6 +471,7 @@ def read_claim(criterion: str, prompt: str) -> Claim:
         else "a verdict against a bar" if BAR_VERDICT.search(body) else None,
         windows=tuple(w for w in _windows(body, find_quantities(body)) if w not in targets),
         payment=next(iter(payments(body)), None),
+        counted_by=tuple(_word_after(body, t) for t in targets),
         roles=roles, polarities=tuple(_polarity(body, t, r) for t, r in zip(targets, roles,
                                                                              strict=True)),
         valences=tuple(valence(body, t) for t in targets))
@@ -534,6 +537,15 @@ def _qualifiers(body: str, target: Quantity) -> frozenset[str]:
                 k += step
     return frozenset(key for n, key in enumerate(sequence)
                      if is_qualifier(key) and n not in naming)
+
+
+WORD_AFTER = re.compile(r"\s+([a-z]{3,})\b")
+
+
+def _word_after(body: str, target: Quantity) -> str | None:
+    """The word written right after a target ("642 new fittings": new), lower case, if any."""
+    after = WORD_AFTER.match(body, target.end)
+    return after.group(1) if after and after.group(1) not in STOPWORDS else None
 
 
 def _digits(text: str) -> str:
