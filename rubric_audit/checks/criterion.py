@@ -370,8 +370,8 @@ class Claim:
     # cause or reason ("and attributes it to"), a verdict against a bar (", breaching the ...")
     windows: tuple[Quantity, ...]  # within what its values are measured ("within 5 m of HRWL")
     payment: tuple[str, str] | None  # who owes whom: (payer, payee), "the promoter owes the venue"
-    counted_by: tuple[str | None, ...] = ()  # per target, the word written right after it: "642
-    # new fittings and 188 repeat fittings" counts by new and repeat
+    counted_by: tuple[str, ...] = ()  # per target of several, the word written right after
+    # it, where each has one and they differ: "642 new fittings and 188 repeat fittings"
 
 
 def _prompt_choice(prompt: str, body: str) -> bool:
@@ -471,7 +471,7 @@ def read_claim(criterion: str, prompt: str) -> Claim:
         else "a verdict against a bar" if BAR_VERDICT.search(body) else None,
         windows=tuple(w for w in _windows(body, find_quantities(body)) if w not in targets),
         payment=next(iter(payments(body)), None),
-        counted_by=tuple(_word_after(body, t) for t in targets),
+        counted_by=_counted_by(body, targets),
         roles=roles, polarities=tuple(_polarity(body, t, r) for t, r in zip(targets, roles,
                                                                              strict=True)),
         valences=tuple(valence(body, t) for t in targets))
@@ -542,10 +542,15 @@ def _qualifiers(body: str, target: Quantity) -> frozenset[str]:
 WORD_AFTER = re.compile(r"\s+([a-z]{3,})\b")
 
 
-def _word_after(body: str, target: Quantity) -> str | None:
-    """The word written right after a target ("642 new fittings": new), lower case, if any."""
-    after = WORD_AFTER.match(body, target.end)
-    return after.group(1) if after and after.group(1) not in STOPWORDS else None
+def _counted_by(body: str, targets: list[Quantity]) -> tuple[str, ...]:
+    """Per target of a criterion with several, the word written right after it, lower case
+    ("642 new fittings and 188 repeat fittings": new, repeat), where each has one and they
+    differ; else ()."""
+    if len(targets) < 2:
+        return ()
+    found = [m.group(1) if (m := WORD_AFTER.match(body, t.end)) and m.group(1) not in STOPWORDS
+             else "" for t in targets]
+    return tuple(found) if all(found) and len(set(found)) == len(found) else ()
 
 
 def _digits(text: str) -> str:

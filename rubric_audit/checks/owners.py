@@ -75,7 +75,13 @@ def owners(answer: str) -> tuple[Owner | None, ...]:
                 line <= r.start < q.start for r in quantities[:i]):
             found[i] = ("label", content_tokens(item.group(1)), item.group(1).strip())
     _respectively(reading, found)
-    return tuple(found)
+    return tuple(found) if any(found) else ()
+
+
+@functools.lru_cache(maxsize=1024)
+def _labelled(answer: str) -> bool:
+    """Whether any value of the answer has a list item's label for its owner."""
+    return any(o is not None and o[0] == "label" for o in owners(answer))
 
 
 def _respectively(reading: Reading, found: list[Owner | None]) -> None:
@@ -102,26 +108,29 @@ def said_of_another(claim: Claim, reading: Reading, checks: list[TargetCheck]
     (fail, why) where that own value misses the target and (not_applicable, why) where it is
     not one value; for a fail, (not_applicable, why) where that own value meets it. None where
     no deciding value is said of another subject."""
-    if not any(c.outcome in ("pass", "fail") and not c.hedged for c in checks):
+    words = claim.counted_by or None
+    if words is None and len(claim.targets) != 1:
+        return None  # names and labels are read against a criterion with one target
+    owned = owners(reading.text) if words is None else ()
+    if words is None and not (claim.names and owned) and not _labelled(reading.text):
         return None
-    owned = owners(reading.text)
-    words = _counted_words(claim)
     for n, c in enumerate(checks):
         if c.outcome not in ("pass", "fail") or c.hedged or claim.roles[n] != "level":
             continue
         subject = claim.subjects[n]
-        kind = reading.of_kind(c.target)[1]
-        aside = set_aside(reading, subject)
 
         def owner_of(j: int) -> Owner | None:
             return owned[j] if words is None else _counted_by(reading, j, words)
 
-        deciding = c.matched if c.outcome == "pass" else c.missed
-        for i in [i for i, q in enumerate(reading.quantities) if any(q is d for d in deciding)]:
+        deciding = {id(q) for q in (c.matched if c.outcome == "pass" else c.missed)}
+        for i in [i for i, q in enumerate(reading.quantities) if id(q) in deciding]:
             owner = owner_of(i)
             mine = _wanted(owner, claim, subject, words, n)
-            if owner is None or not mine or (owner[0] == "label" and owner[1] & TOTALS):
+            if owner is None or not mine or owner[1] & mine == owner[1] \
+                    or (owner[0] == "label" and owner[1] & TOTALS):
                 continue
+            kind = reading.of_kind(c.target)[1]
+            aside = set_aside(reading, subject)
             theirs = {j: len(o[1] & mine) for j, ok in enumerate(kind)
                       if ok and j != i and j not in aside and j not in reading.references
                       and j not in reading.changes and (o := owner_of(j)) is not None
@@ -147,7 +156,7 @@ def said_of_another(claim: Claim, reading: Reading, checks: list[TargetCheck]
 
 
 def _wanted(owner: Owner | None, claim: Claim, subject: frozenset[str],
-            words: tuple[str | None, ...] | None, n: int) -> frozenset[str]:
+            words: tuple[str, ...] | None, n: int) -> frozenset[str]:
     """What the criterion calls its subject in the owner's terms: its names, its subject's
     words, or the word its target counts by."""
     if owner is None:
@@ -165,16 +174,7 @@ def _same_order(q: Quantity, target: Quantity) -> bool:
     return bool(value and target.value) and 1 / ORDER <= value / target.value <= ORDER
 
 
-def _counted_words(claim: Claim) -> tuple[str | None, ...] | None:
-    """Per target of a criterion with several, the word written right after it ("642 new
-    fittings and 188 repeat fittings": new, repeat), where each has one and they differ."""
-    if len(claim.targets) < 2:
-        return None
-    return claim.counted_by if len(set(claim.counted_by)) == len(claim.counted_by) \
-        and all(claim.counted_by) else None
-
-
-def _counted_by(reading: Reading, i: int, words: tuple[str | None, ...]) -> Owner | None:
+def _counted_by(reading: Reading, i: int, words: tuple[str, ...]) -> Owner | None:
     """The word after an answer's value, where it is one the criterion counts a target by."""
     after = COUNTED_BY.match(reading.text, reading.quantities[i].end)
     if after is None or after.group(1) not in words:
