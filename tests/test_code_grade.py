@@ -1244,6 +1244,32 @@ CLASSES_AFTER_HOLDOUT19 = [
     ("States 310 inbound calls and 95 outbound calls",
      "The desk logged **95 inbound calls** and **310 outbound calls** in May.", "", "fail"),
     # a final sentence committing to another row's value, where the prompt gives both
+    # a range another party quotes, or an agreement allows, beside the answer's own figure
+    ("States a payback of 1.8 years (accept 1.7 to 1.9 years)",
+     "Payback = £45,000 ÷ £17,300 = **2.6 years**.\n\nThe manufacturer quotes a typical payback "
+     "of 1.7–1.9 years for larger fleets.",
+     "A van costs £45,000 and saves £17,300 a year. What is the simple payback?",
+     "not_applicable"),
+    ("States the audit took 11 days (accept 10 to 12 days)",
+     "The agreement permits 10–12 days per audit; this audit actually took **15 days**.",
+     "The audit took 15 days.", "not_applicable"),
+    # "within X" in the answer is a window, not the figure, where the criterion counts none
+    ("States an average delay of 15 minutes on school runs",
+     "96% of May school runs left within 15 minutes of schedule. The average delay across all "
+     "240 runs was **5.2 minutes**.",
+     "What was the average delay on school runs in May? Answer in minutes.", "fail"),
+    ("States the nearest fuel store is 10 m from a building",
+     "Fuel stores must not stand within 10 m of a building. The nearest store stands **6 m** "
+     "away.", "", "not_applicable"),
+    # "within a single day" is a window of one day: a count said within three days is not it
+    ("States the clinic booked 120 patients within a single day",
+     "The clinic booked 120 patients within three days; its busiest single day was 52.", "",
+     "not_applicable"),
+    # "at least 80% ... within 10 days": the bound is the claim, the window its condition
+    ("States that at least 80% of claims were settled within 10 days",
+     "812 / 1,050 = **77.3%** settled within 10 days.", "", "fail"),
+    ("States that at least 80% of claims were settled within 10 days",
+     "872 / 1,050 = **83.0%** settled within 10 days.", "", "pass"),
     ("States a 2025 retention rate of 88.2%",
      "| Year | Retention |\n|---|---|\n| 2024 | 85.7% |\n| 2025 | 88.2% |\n\n"
      "The latest retention rate shown is **85.7%**.",

@@ -200,7 +200,7 @@ class Reading:
         """The values the answer gives as a plan, a bar, another party's figure or a
         counterfactual: read once per answer, asked of by every criterion."""
         return asides.asides(self.text, self.quantities, self.headers, self.bounds,
-                             self.segment_of)
+                             self.segment_of, self.windows)
 
     @functools.cached_property
     def doubted_ranges(self) -> tuple[tuple[Quantity, Quantity], ...]:

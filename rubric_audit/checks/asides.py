@@ -49,6 +49,16 @@ ASSUMPTION_LINE = re.compile(r"[^A-Za-z0-9\n]*(?:key\s+|main\s+)?(?:assumptions?
                              re.I)
 ASSUMPTION_TERMS = ("assumption", "assumed", "assuming", "input")
 
+# "The contract allows 6–7 hours per pitch", "the service agreement permits 3–5 hours": what
+# an agreement or policy allows, not the figure achieved
+ALLOWANCE_TERMS = ("contract", "contracts", "agreement", "policy", "specification", "sla",
+                   "schedule", "tender", "allowance", "allows", "allowed", "permits", "permitted")
+ALLOWED = NeedsWord(re.compile(
+    r"\b(?:contract|agreement|policy|specification|sla|schedule|tender)\b[^.;\n]{0,40}?\b(?:allows?|"
+    r"allowed|permits?|permitted|specifies|sets?|caps?|provides\s+for|budgets?)\b[^.;\n]{0,40}$", re.I),
+    ("contract", "agreement", "policy", "specification", "sla", "schedule", "tender"))
+WINDOWED = "window"  # the subject word of a criterion that counts within a window ("within 3 days")
+
 # "exceeded the 99.0% contractual target", "above the 6.0 retailer minimum", "within the
 # group's 22% cap": a bar the claim
 # measures its value against
@@ -65,7 +75,8 @@ BAR_AFTER = re.compile(rf"\S*\s*(?:[\w-]+\s+){{0,2}}(?:{'|'.join(BAR_TERMS)})\b"
 
 # "Industry forecasts put ... at", "Published estimates ... range from": another party's figure
 SOURCE_TERMS = ("industry", "published", "literature", "analyst", "analysts", "consensus", "peer",
-                "peers", "competitor", "competitors", "comparable", "comparables")
+                "peers", "competitor", "competitors", "comparable", "comparables", "manufacturer",
+                "manufacturers", "vendor", "vendors", "supplier", "suppliers", "maker", "makers")
 ATTRIBUTED = NeedsWord(re.compile(
     rf"\b(?:{'|'.join(SOURCE_TERMS)})\b[^.;\n]{{0,60}}?\b(?:forecasts?|estimates?|expects?|"
     r"expected|reports?|reported|put|puts|ranges?|ranged|averages?|medians?|suggests?|quotes?|"
@@ -96,14 +107,19 @@ class Aside:
 PLAN_WORDS = frozenset(stem(w) for w in PLAN_TERMS)
 BAR_WORDS = frozenset(stem(w) for w in BAR_TERMS)
 SOURCE_WORDS = frozenset(stem(w) for w in SOURCE_TERMS)
+ALLOWANCE_WORDS = frozenset(stem(w) for w in ALLOWANCE_TERMS)
 ASSUMPTION_WORDS = frozenset(stem(w) for w in ASSUMPTION_TERMS)
 
 
 def asides(text: str, quantities: Sequence[Quantity], headers: Sequence[str],
-           bounds: Sequence[int], segment_of: Sequence[int]) -> tuple[Aside, ...]:
-    """The answer's values of each kind it gives as not its own figure."""
+           bounds: Sequence[int], segment_of: Sequence[int],
+           windows: frozenset[int] = frozenset()) -> tuple[Aside, ...]:
+    """The answer's values of each kind it gives as not its own figure; `windows`: the values
+    that say within what another is measured ("arrived within 12 minutes", "must not be placed
+    within 5 m"), a window and not the figure, unless the criterion counts within one."""
     planned, bars, attributed, counterfactual, assumed = set(), set(), set(), set(), set()
-    spoken: dict[int, tuple[bool, bool]] = {}  # per segment: may it attribute, may it suppose
+    allowed = set()
+    spoken: dict[int, tuple[bool, bool, bool]] = {}  # per segment: may it attribute, suppose, allow
     lowered = text.lower()
     may_assume = "assum" in lowered or "input" in lowered
     for i, q in enumerate(quantities):
@@ -111,8 +127,9 @@ def asides(text: str, quantities: Sequence[Quantity], headers: Sequence[str],
         if segment not in spoken:
             words = text[bounds[segment]:bounds[segment + 1]].lower()
             spoken[segment] = (any(w in words for w in ATTRIBUTED.needs),
-                               any(w in words for w in COUNTERFACTUAL.needs))
-        may_attribute, may_suppose = spoken[segment]
+                               any(w in words for w in COUNTERFACTUAL.needs),
+                               any(w in words for w in ALLOWED.needs))
+        may_attribute, may_suppose, may_allow = spoken[segment]
         if (PLANNED.search(text, max(0, q.start - 40), q.start) or PLAN_HEADER.fullmatch(headers[i])
                 or _plan_row(text, q)
                 or PLAN_CLAUSE.search(text, max(bounds[segment], q.start - 80), q.start)
@@ -122,16 +139,22 @@ def asides(text: str, quantities: Sequence[Quantity], headers: Sequence[str],
             assumed.add(i)
         if BAR_BEFORE.search(text, max(0, q.start - 60), q.start) and BAR_AFTER.match(text, q.end):
             bars.add(i)
-        before = text[bounds[segment]:q.start] if may_attribute or may_suppose else ""
+        before = text[bounds[segment]:q.start] if may_attribute or may_suppose or may_allow \
+            else ""
         if may_attribute and ATTRIBUTED.search(before) and not FIRST_PERSON.search(before):
             attributed.add(i)
+        if may_allow and (ALLOWED.search(before) or (i - 1 in allowed and RANGE_JOIN.fullmatch(
+                text, quantities[i - 1].end, q.start))):
+            allowed.add(i)
         if may_suppose and COUNTERFACTUAL.search(before):
             counterfactual.add(i)
     return (Aside("plan", frozenset(planned), PLAN_WORDS),
             Aside("bar", frozenset(bars), BAR_WORDS),
             Aside("another party's figure", frozenset(attributed), SOURCE_WORDS),
             Aside("counterfactual", frozenset(counterfactual), frozenset({HYPOTHETICAL}), only=True),
-            Aside("assumption", frozenset(assumed), ASSUMPTION_WORDS))
+            Aside("assumption", frozenset(assumed), ASSUMPTION_WORDS),
+            Aside("allowance", frozenset(allowed), ALLOWANCE_WORDS),
+            Aside("window", windows, frozenset({WINDOWED})))
 
 
 def _plan_row(text: str, q: Quantity) -> bool:

@@ -237,16 +237,19 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
     moved = frozenset() if role == "change" else reading.changes
     held = reading.of_kind(target)[0]
     keys = reading.value_keys
-    candidates = [i for i, q in enumerate(reading.quantities)
-                  if held[i] and i not in compared and i not in moved
-                  and not (keys[i] in context and abs(q.value - target.value) > target.step)]
+    stated = [i for i in range(len(reading.quantities))
+              if held[i] and i not in compared and i not in moved]
+    candidates = [i for i in stated if not (keys[i] in context and abs(
+        reading.quantities[i].value - target.value) > target.step)]
     for aside in reading.asides:  # the actual, not the budget, the bar or another's figure
         if not aside.values:
             continue
         given = [i for i in candidates if i in aside.values]
         if given and aside.only and subject & aside.wanted:
             candidates = given  # "would have been": the counterfactual the criterion asks for
-        elif given and len(given) < len(candidates) and not subject & aside.wanted:
+        elif given and not subject & aside.wanted and (
+                len(given) < len(candidates)  # a figure of its own, an echo of the prompt's too
+                or any(i not in aside.values and i not in candidates for i in stated)):
             candidates = [i for i in candidates if i not in given]
     if reading.revised_at >= 0:  # a self-correction's values replace those it corrects
         after = [i for i in candidates if pool[i].start > reading.revised_at]

@@ -29,7 +29,13 @@ from rubric_audit.checks.answer import (
     names_in,
     terms,
 )
-from rubric_audit.checks.asides import BAR_AFTER, BAR_BEFORE, HYPOTHETICAL, counterfactual
+from rubric_audit.checks.asides import (
+    BAR_AFTER,
+    BAR_BEFORE,
+    HYPOTHETICAL,
+    WINDOWED,
+    counterfactual,
+)
 from rubric_audit.checks.numbers import (
     NEAREST,
     SCALES,
@@ -155,7 +161,7 @@ class Tolerance:
 
     @functools.cached_property
     def _bounds(self) -> tuple[float, float]:
-        slack = 1e-9 * max(1.0, abs(self.low), abs(self.high))
+        slack = 1e-9 * max(1.0, *(abs(x) for x in (self.low, self.high) if math.isfinite(x)))
         return self.low - slack, self.high + slack
 
     def contains(self, value: float) -> bool:
@@ -237,7 +243,14 @@ def _targets_and_conditions(body: str) -> tuple[list[Quantity], list[Quantity]]:
     found = [q for q in found if q not in named]  # "the 10-working-day SLA" names a window
     if bars and all(q in bars or q in windows for q in found):
         return [], found  # every value is a bar: the claim is whether it is met, not a number
-    claims = [q for q in found if q not in windows and q not in bars] or found
+    claims = [q for q in found if q not in windows and q not in bars]
+    if not claims and windows:  # "at least 95% of orders were fitted within 3 days"
+        starts = {q.start for q in found}
+        bounded = [q for q in find_quantities(body, thresholds=True) if q.start not in starts]
+        if len(bounded) == 1 and BOUND_BEFORE.search(body, max(0, bounded[0].start - 20),
+                                                     bounded[0].start):
+            return bounded, found
+    claims = claims or found
     if not copulas:
         return claims, [q for q in found if q not in claims]
     cut = copulas[-1].end()
@@ -247,6 +260,12 @@ def _targets_and_conditions(body: str) -> tuple[list[Quantity], list[Quantity]]:
     if not targets and PASSIVE.match(body, cut) and not JUDGED.match(body, cut):
         targets = [q for q in claims if q.noun]  # "350,000 invoices were processed in 2024"
     return targets, [q for q in found if q not in targets]
+
+
+# "at least 95%", "no more than 2%": a bound the criterion claims of a value (`_bound_tolerance`)
+BOUND_BEFORE = re.compile(r"\b(?:(at\s+least|no\s+less\s+than|not\s+less\s+than|a\s+minimum\s+of)|"
+                          r"(at\s+most|no\s+more\s+than|not\s+more\s+than|a\s+maximum\s+of))\s*$",
+                          re.I)
 
 
 # A passive after the last copula says what was done to the counted values before it; a verb
@@ -259,11 +278,21 @@ JUDGED = re.compile(r"\s*(?:\w+ly\s+)?(?:exceeded|surpassed|missed|breached|met|
                     r"planned|targeted|allowed|permitted|deemed|considered)\b", re.I)
 
 
+WITHIN = re.compile(r"\bwithin\b", re.I)
+# "within a single week", "within one day": a window of one period, said without a number
+SINGLE_WINDOW = re.compile(r"\bwithin\s+(?:a|one)\s+(?:single\s+)?(hour|day|week|month|quarter|"
+                           r"year|shift)\b", re.I)
+
+
 def _windows(body: str, found: list[Quantity]) -> list[Quantity]:
     """The values that say within what a criterion's values are measured, in digits or in
-    words ("within the next two years")."""
+    words ("within the next two years", "within a single week")."""
     words = find_word_numbers(body)
-    return windows_in(body, sorted([*found, *words], key=lambda q: q.start) if words else found)
+    single = [Quantity(value=1.0, dimension="plain", currency=None, scale=1.0, decimals=0,
+                       text=m.group(0)[7:], start=m.start(), end=m.end(),
+                       noun=m.group(1).lower()) for m in SINGLE_WINDOW.finditer(body)]
+    return windows_in(body, sorted([*found, *words], key=lambda q: q.start) if words else found) \
+        + single
 
 
 def _stated_tolerance(text: str, target: Quantity) -> Tolerance | None:
@@ -449,7 +478,8 @@ def read_claim(criterion: str, prompt: str) -> Claim:
         words = content_tokens(body[previous:following[0] if following else len(body)])
         unit_words = content_tokens(t.noun or "")  # "years" is the unit, not the subject
         subjects.append(frozenset(words - {_digits(t.text)} - unit_words)
-                        | ({HYPOTHETICAL} if counterfactual(body) else frozenset()))
+                        | ({HYPOTHETICAL} if counterfactual(body) else frozenset())
+                        | ({WINDOWED} if WITHIN.search(body) else frozenset()))
         if not any(a <= t.start < b for a, b in spans):
             previous = t.end
     context = frozenset((q.dimension, round(q.value, 9))
@@ -458,7 +488,7 @@ def read_claim(criterion: str, prompt: str) -> Claim:
     roles = tuple(_role(body, t) for t in targets)
     return Claim(
         targets=tuple(targets),
-        tolerances=tuple(_range_tolerance(body, t, targets)
+        tolerances=tuple(_range_tolerance(body, t, targets) or _bound_tolerance(body, t)
                          or tolerance_for(t, tolerance_text, prompt) for t in targets),
         subjects=tuple(subjects),
         qualifiers=tuple(_qualifiers(body, t) - _reference_terms(body, t) for t in targets),
@@ -555,6 +585,17 @@ def _counted_by(body: str, targets: list[Quantity]) -> tuple[str, ...]:
 
 def _digits(text: str) -> str:
     return re.sub(r"[^0-9.]", "", text).strip(".")
+
+
+def _bound_tolerance(body: str, target: Quantity) -> Tolerance | None:
+    """A target the criterion claims as a bound ("at least 95% of orders ... within 3 days")
+    holds every value on its side of it."""
+    bound = BOUND_BEFORE.search(body, max(0, target.start - 20), target.start)
+    if bound is None:
+        return None
+    if bound.group(1):
+        return Tolerance(low=target.value, high=math.inf, basis=f"at least {target.text}")
+    return Tolerance(low=-math.inf, high=target.value, basis=f"at most {target.text}")
 
 
 def _range_tolerance(body: str, target: Quantity, targets: list[Quantity]) -> Tolerance | None:
