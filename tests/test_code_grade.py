@@ -1270,6 +1270,15 @@ CLASSES_AFTER_HOLDOUT19 = [
      "812 / 1,050 = **77.3%** settled within 10 days.", "", "fail"),
     ("States that at least 80% of claims were settled within 10 days",
      "872 / 1,050 = **83.0%** settled within 10 days.", "", "pass"),
+    # a variance's "(F)" or "(A)" and a count's "over" or "under" are part of its value
+    ("States an adverse variance of £1,850 on the Quay Street job",
+     "Quay Street variance: **+£1,850** (F) against budget.", "", "fail"),
+    ("States an adverse variance of £1,850 on the Quay Street job",
+     "Quay Street variance: **£1,850** (A) against budget.", "", "pass"),
+    ("States the count was 17 pallets under the book quantity",
+     "The count came out **17 pallets over** the book quantity.", "", "fail"),
+    ("States the count was 17 pallets under the book quantity",
+     "The count came out **17 pallets under** the book quantity.", "", "pass"),
     ("States a 2025 retention rate of 88.2%",
      "| Year | Retention |\n|---|---|\n| 2024 | 85.7% |\n| 2025 | 88.2% |\n\n"
      "The latest retention rate shown is **85.7%**.",

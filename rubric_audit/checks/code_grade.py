@@ -150,7 +150,11 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
     for c in failed:
         said = ", ".join(q.text for q in c.matched + c.missed) or "nothing near it"
         kind = "hedged between" if c.hedged else "states"
-        parts.append(f"answer {kind} {said}; target {c.target.text} ({c.tolerance.basis})")
+        turned = not c.hedged and any(c.tolerance.contains(abs(value_in_terms_of(q, c.target)))
+                                      or c.tolerance.contains(-abs(value_in_terms_of(q, c.target)))
+                                      for q in c.missed)
+        way = " (the other way from the criterion's direction or side)" if turned else ""
+        parts.append(f"answer {kind} {said}{way}; target {c.target.text} ({c.tolerance.basis})")
     return CodeVerdict(verdict="fail", reason="; ".join(parts), checks=checks)
 
 

@@ -35,7 +35,8 @@ _STATE_DOWN = (r"loss(?:es)?|deficit|shortfall|short\s+of|unrecouped|overdrawn|s
                r"saved|saving|headwind|drag|underspend")
 _REFERENCE = (r"(?=\s+(?:\w+\s+){0,5}?(?:budget|target|plan|forecast|baseline|guidance|benchmark|"
               r"cap|limit|threshold|average|median|consensus|estimate[ds]?|prior|previous|last|"
-              r"covenant|ceiling|floor|minimum|maximum)\b)")
+              r"covenant|ceiling|floor|minimum|maximum|system|books?|ledger|records?|"
+              r"balance)\b)")
 _NOT_AFTER_PREPOSITION = r"(?<!\bon\s)(?<!\bfor\s)(?<!\bfrom\s)(?<!\bof\s)"  # "on losses"
 _NOT_A_CHANGE = r"(?!\s+(?:rates?|ratios?|risks?|prevention|counts?|lines?|season|protection))"
 GOVERNING = re.compile(rf"(?<![-\w])(?:(?P<up>{_CHANGE_UP}|raise[sd]?|raising|boost(?:s|ed)?)|"
@@ -47,7 +48,8 @@ STATE_BEFORE = re.compile(rf"{_NOT_AFTER_PREPOSITION}"
                           rf"\b(?:(?P<up>{_STATE_UP})|(?P<down>{_STATE_DOWN}))"
                           r"\s*(?:(?:of|by|was|is|were|at|stood\s+at|came\s+to|:)\s*)*$", re.I)
 AFTER = re.compile(
-    rf"(?:\s?[µ°/³²·A-Za-z]{{1,4}}(?=\s+(?:over|under|above|below|ahead|behind)\b))?"
+    rf"(?:\s?(?:[µ°/³²·A-Za-z]{{1,4}}|[a-z]{{5,12}})(?=\s+(?:over|under|above|below|ahead|"
+    rf"behind)\b))?"
     rf"[\s*)]{{0,3}}(?:(?:(?!of\b|in\b|on\b|to\b|for\b|from\b)[a-z]+\s+)?"
     rf"(?:(?P<cup>{_CHANGE_UP}|higher|more)|(?P<cdown>{_CHANGE_DOWN}|lower|cut|less|fewer|cheaper))"
     rf"{_NOT_A_CHANGE}"
@@ -155,7 +157,8 @@ VALENCE = re.compile(r"\b(?:(?P<favourable>favou?rable|improv(?:e[sd]?|ing))|"
                      re.I)
 VALENCE_REACH = 60  # characters after a value its clause's "favourable" or "adverse" may stand
 # a variance cell's flag: "(£4,380) A", "€18,300 F |", "$2.1m Fav"
-VARIANCE_FLAG = re.compile(r"\)?\s?(?:(?P<favourable>F|Fav)|(?P<adverse>A|Adv))(?=\s*(?:\||$))", re.M)
+VARIANCE_FLAG = re.compile(r"\)?\s?(?:(?P<favourable>F|Fav)|(?P<adverse>A|Adv))(?=\s*(?:\||$))|"
+                           r"\s{0,4}\((?:(?P<fav>F|Fav)|(?P<adv>A|Adv))\)", re.M)  # "£3,200 (F)"
 
 
 def variance_flag(text: str, q: Quantity) -> Valence | None:
@@ -164,7 +167,7 @@ def variance_flag(text: str, q: Quantity) -> Valence | None:
     flag = VARIANCE_FLAG.match(text, q.end)
     if flag is None or q.currency is None:  # "16 A" is a current
         return None
-    return "favourable" if flag.group("favourable") else "adverse"
+    return "favourable" if flag.group("favourable") or flag.group("fav") else "adverse"
 
 
 def valence(text: str, q: Quantity) -> Valence | None:
