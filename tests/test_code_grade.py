@@ -1279,6 +1279,10 @@ CLASSES_AFTER_HOLDOUT19 = [
      "The count came out **17 pallets over** the book quantity.", "", "fail"),
     ("States the count was 17 pallets under the book quantity",
      "The count came out **17 pallets under** the book quantity.", "", "pass"),
+    # "though if ... it may be closer to Y" offers Y beside the value: a hedge
+    ("States an on-time rate of 88.4%",
+     "The on-time rate is 88.4%, although if the diverted flights are dropped it might be "
+     "closer to 89.6%.", "", "fail"),
     ("States a 2025 retention rate of 88.2%",
      "| Year | Retention |\n|---|---|\n| 2024 | 85.7% |\n| 2025 | 88.2% |\n\n"
      "The latest retention rate shown is **85.7%**.",

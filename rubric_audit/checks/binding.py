@@ -33,7 +33,11 @@ CONDITIONAL_ALTERNATIVE = re.compile(r"\bif\b[^.!?\n]*\bor\b|\bdepending\b|\beit
 DOUBTED_ALTERNATIVE = re.compile(
     r"[,;]?\s*(?:[-–—]\s*)?(?:or|though|although|but)\s+(?:possibly|perhaps|maybe|potentially|"
     r"conceivably)\s+(?:closer\s+to|nearer(?:\s+to)?|as\s+(?:high|low|much)\s+as|up\s+to|around|"
-    r"about)?\s*$", re.I)
+    r"about)?\s*$"
+    # "54.6% — though if the two cancelled tests are excluded it may be closer to 55.3%"
+    r"|[,;]?\s*(?:[-–—]\s*)?(?:or|though|although|but)\b[^.!?\n]{0,100}?\b(?:may|might|could)\s+"
+    r"(?:well\s+|also\s+)?be\s+(?:closer\s+to|nearer(?:\s+to)?|as\s+(?:high|low|much)\s+as|up\s+to|"
+    r"around|about)\s*$", re.I)
 CONDITIONAL_GAP = 160  # "81.6% if cancelled flights are excluded ..., or 79.9% if ..."
 NEAR = (0.8, 1.25)  # values within this ratio of the target are taken as claims about it
 
