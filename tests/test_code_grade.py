@@ -1283,6 +1283,10 @@ CLASSES_AFTER_HOLDOUT19 = [
     ("States an on-time rate of 88.4%",
      "The on-time rate is 88.4%, although if the diverted flights are dropped it might be "
      "closer to 89.6%.", "", "fail"),
+    # "Bridge 7" names a place, as "Ward 3" does: the criterion's value is the count
+    ("States that 3,480 crossings were logged at Bridge 7 in June",
+     "The counter export (dated 07/06/2025) shows 3,112 crossings at Bridge 7 for June, up "
+     "from 2,904 in May.", "", "fail"),
     ("States a 2025 retention rate of 88.2%",
      "| Year | Retention |\n|---|---|\n| 2024 | 85.7% |\n| 2025 | 88.2% |\n\n"
      "The latest retention rate shown is **85.7%**.",

@@ -120,7 +120,8 @@ _REFERENCE_WORDS = (
 _PLACE_WORDS = ("(?:term|semester|trimester|ward|site|store|plant|gate|station|berth|bay|dock|"
                 "platform|zone|region|shift|team|unit|cohort|arm|group|round|cycle|grade|centre|"
                 "center|branch|depot|hall|court|pier|terminal|kiln|furnace|tank|well|pit|mine|"
-                "reactor|turbine|vessel)s?")
+                "reactor|turbine|vessel|lock|bridge|junction|basin|quay|wharf|yard|aisle|runway|"
+                "hangar)s?")
 _CODES = "|".join(CURRENCY_CODES)
 # A currency named in words after the amount; "dollars" alone names no one currency
 CURRENCY_WORDS = {"us dollar": "USD", "euro": "EUR", "pounds sterling": "GBP",
