@@ -1287,6 +1287,15 @@ CLASSES_AFTER_HOLDOUT19 = [
     ("States that 3,480 crossings were logged at Bridge 7 in June",
      "The counter export (dated 07/06/2025) shows 3,112 crossings at Bridge 7 for June, up "
      "from 2,904 in May.", "", "fail"),
+    # "6.5 mm" with no currency is millimetres (not "mm", millions), and a "(cm)" header's 6.5 is
+    # 65 mm; "USD 4.2mm" is still millions
+    ("States a mean pad thickness of 6.5 mm",
+     "| Measure | Value (cm) |\n|---|---|\n| Mean pad thickness | 6.5 |", "", "fail"),
+    ("States revenue of USD 4.2mm", "Revenue came to USD 4.2 million.", "", "pass"),
+    # a number inside a header's unit is the unit's, not a value
+    ("States a capacity of 180 bottles",
+     "| Unit | Capacity (crates of 12 bottles) |\n|---|---|\n| C-1 | 15 |\n| C-2 | 9 |", "",
+     "not_applicable"),
     ("States a 2025 retention rate of 88.2%",
      "| Year | Retention |\n|---|---|\n| 2024 | 85.7% |\n| 2025 | 88.2% |\n\n"
      "The latest retention rate shown is **85.7%**.",

@@ -272,11 +272,14 @@ def read_answer(written: str) -> Reading:
     spans = [(q.start, q.end) for q in compact]
     words = find_word_numbers(answer)
     counted = {q.start for q in words}
+    units_said = _header_units(answer) if "|" in answer else []
     found = join_durations(answer, sorted(
         [*(q for q in find_quantities(answer) if not any(a <= q.start < b for a, b in spans)),
          *words, *(q for q in find_stated_word_numbers(answer) if q.start not in counted),
          *compact, *find_clock_durations(answer)],
         key=lambda q: q.start))
+    if units_said:  # "| Capacity (cases of 24 cans) |": the 24 is the header's unit, no value
+        found = [q for q in found if not any(a <= q.start < b for a, b in units_said)]
     quantities, headers = _clock_durations(answer, *_implied_units(answer, found))
     quantities = _noted_scale(answer, _noted_per(answer, quantities))
     quantities = _label_per(answer, quantities, line_labels, line_of)
@@ -486,6 +489,17 @@ def _segment_names(pieces: list[str]) -> tuple[frozenset[str], ...]:
             own = names[-1]
         names.append(own)
     return tuple(names)
+
+
+HEADER_LINE = re.compile(r"^[^\n]*\|[^\n]*\n(?=[ \t]*\|?[ \t]*:?-{2,})", re.M)
+
+
+def _header_units(answer: str) -> list[tuple[int, int]]:
+    """Where a table's header row writes a unit in brackets ("Capacity (cases of 24 cans)",
+    "Dose (mg per 5 ml)"): what a number there says is the column's unit, not a value."""
+    return [(line.start() + m.start(), line.start() + m.end())
+            for line in HEADER_LINE.finditer(answer)
+            for m in HEADER_PARENS.finditer(line.group(0))]
 
 
 def _line_labels(answer: str) -> dict[int, str]:

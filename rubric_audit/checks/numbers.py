@@ -175,7 +175,8 @@ QUANTITY = re.compile(
     (?P<sign2>[-−])?
     (?P<num>(?>\d{{1,3}}(?:\.\d{{3}})*,\d\d(?=\s?€)|\d{{1,3}}(?:,\d{{3}})+(?:\.\d+)?
        |\d{{1,3}}(?:['\u2019]\d{{3}})+(?:\.\d+)?|\d+(?:\.\d+)?|\.\d+))(?P<frac>[¼½¾⅓⅔⅛⅜⅝⅞])?
-    (?:\s?(?P<scale_word>(?i:billion|million|thousand|trillion|bn|mm|mn|tn))\b
+    (?:\s?(?P<scale_word>(?i:billion|million|thousand|trillion|bn|(?(cur_sym)mm|(?(cur_pre)mm|(?!)))
+       |mn|tn))\b
        |(?P<scale>[kKmMbB])(?![A-Za-z])|(?P<pence>p)(?![A-Za-z\d]))?
     (?:[\s-]?(?P<unit>%|percent\b|per\s?cent\b|percentage\s+points?\b|pp\b|bps?\b|basis\s+points?\b
        |(?:points?|pts?)\b(?![\s-]+(?:card|programme|program|scheme|system|balance))
