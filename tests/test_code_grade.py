@@ -1296,6 +1296,18 @@ CLASSES_AFTER_HOLDOUT19 = [
     ("States a capacity of 180 bottles",
      "| Unit | Capacity (crates of 12 bottles) |\n|---|---|\n| C-1 | 15 |\n| C-2 | 9 |", "",
      "not_applicable"),
+    # LaTeX's "{,}" groups with decimals after them, and "\pounds" is £
+    ("States an average price of £1,502.75 per unit",
+     "$$\\text{ASP} = \\frac{\\pounds 601{,}100}{400} = \\pounds 1{,}502.75$$", "", "pass"),
+    # a line label's "%" is the working's result's unit, not its operands'
+    ("States a labour cost percentage of 35.1% (accept 34.9% to 35.3%)",
+     "| | £ |\n|---|---|\n| Labour | 88,240 |\n| Sales | 251,600 |\n\n"
+     "Labour cost % = 88,240 / 251,600 = **35.07%**\n\nThat is under the 37% ceiling.",
+     "Sales were £251,600 and labour £88,240. What was the labour cost percentage?", "pass"),
+    # a working's operands ("≈ 18.4 / 1.23 →") are not values it commits to: its bold result
+    # meets, so a fail on an operand decides nothing
+    ("States a remaining life of 15.0 years",
+     "Remaining life ≈ 18.4 / 1.23 → **~15.0 years**", "", "not_applicable"),
     ("States a 2025 retention rate of 88.2%",
      "| Year | Retention |\n|---|---|\n| 2024 | 85.7% |\n| 2025 | 88.2% |\n\n"
      "The latest retention rate shown is **85.7%**.",

@@ -623,7 +623,11 @@ def _implied_units(answer: str, found: list[Quantity]) -> tuple[list[Quantity], 
                 label = LABEL.match(line)
                 prefix = line[:q.start - start]
                 if label and label.end() <= q.start - start:
-                    template = _unit_template(label.group(0))
+                    # "Food cost % = 219,300 / 644,800 = 34.01%": the label's unit is the
+                    # result's, after the working's last '=', not its operands'
+                    result = line.rfind("=")
+                    if result < label.end() or q.start - start > result:
+                        template = _unit_template(label.group(0))
                 elif re.search(r"\bin\s+\S+\s*$|\(\s*in\s+[^()]*\)\s*:?\s*$", prefix, re.I):
                     template = _unit_template(prefix[-40:])
             if template is not None and q.dimension == "plain" and q.scale == 1.0 \

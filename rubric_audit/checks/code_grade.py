@@ -290,18 +290,21 @@ def _share_of_other(text: str, q: Quantity, target: Quantity) -> bool:
 BOLD = re.compile(r"\*\*[^*\n]{1,200}?\*\*|__[^_\n]{1,200}?__")
 RESULT_BEFORE = re.compile(r"(?:=|→|->|≈)\s*[~*]*\s*(?:[A-Z]{3}\s?|[A-Z]?[$€£¥]\s?)?$")
 COMMIT_MARK = re.compile(r"\*\*|__|[=→≈]|->")
+OPERAND_AFTER = re.compile(r"\s*(?:[/÷×*+−]|-\s|x\s)")  # "= 186,300 / 512,400 = ...": an operand
 
 
 @functools.lru_cache(maxsize=1024)
 def _committed_values(answer: str) -> frozenset[int]:
     """The indices of the answer's values it commits to: in bold, or as its working's result
-    ("= 73.7%"); read once per answer."""
+    ("= 73.7%", not an operand: "= 186,300 / 512,400"); read once per answer, LaTeX read as
+    text."""
     if not COMMIT_MARK.search(answer):
         return frozenset()
-    quantities = read_answer(answer).quantities
+    reading = read_answer(answer)
     spans = [m.span() for m in BOLD.finditer(answer)]
-    return frozenset(i for i, q in enumerate(quantities)
-                     if RESULT_BEFORE.search(answer, max(0, q.start - 12), q.start)
+    return frozenset(i for i, q in enumerate(reading.quantities)
+                     if (RESULT_BEFORE.search(reading.text, max(0, q.start - 12), q.start)
+                         and not OPERAND_AFTER.match(reading.text, q.end))
                      or any(a < q.start and q.end <= b for a, b in spans))
 
 
