@@ -367,9 +367,10 @@ def test_audit_reports_agreement_on_the_shared_fixtures(tmp_path: Path) -> None:
      "Variance at completion: EUR 4.7m favourable, some headroom.", "fail"),
     ("States heat use was 0.12 GJ/t above budget (an adverse variance)",
      "Heat variance: 0.12 GJ/t adverse, from the worn cooler grates.", "pass"),
-    # a spaced em dash is an aside, not a range
+    # a spaced em dash is an aside, not a range; "fell short of" is a side of the estimate, as
+    # "below" is (not a fall whose direction the answer leaves unsaid)
     ("States the hammer total fell short of the low estimate by GBP 1.35m",
-     "Hammer total GBP 17.25m — GBP 1.35m below the GBP 18.6m low estimate.", "not_applicable"),
+     "Hammer total GBP 17.25m — GBP 1.35m below the GBP 18.6m low estimate.", "pass"),
 ])
 def test_the_direction_a_criterion_states_is_part_of_its_value(criterion: str, answer: str,
                                                                 expected: str) -> None:
@@ -1308,6 +1309,21 @@ CLASSES_AFTER_HOLDOUT19 = [
     # meets, so a fail on an operand decides nothing
     ("States a remaining life of 15.0 years",
      "Remaining life ≈ 18.4 / 1.23 → **~15.0 years**", "", "not_applicable"),
+    # "approximately 47,000" holds what rounds to it at its last non-zero digit; one figure
+    # ("about £40") states no such rule, and the answer's own rounding is held as written
+    ("States that the depot handled approximately 47,000 parcels in May",
+     "The depot handled 46,820 parcels in May, about 1,510 a day.", "", "pass"),
+    ("States an average fare of approximately £40",
+     "The average fare across all 9,120 journeys is **£36.20**.", "", "fail"),
+    ("States approximately £2,400 per month on cleaning",
+     "£28,620 / 12 = £2,385 per month — call it **roughly £3,000 a month**.", "", "fail"),
+    # "falls below the 92% target" is the value's side of a bar, not a fall; the bar's words
+    # are no subject
+    ("States that the fill rate of about 91% falls below the 92% target",
+     "612 / 673 = **90.9%** of lines were filled, which is **below** the 92% target by 1.1 "
+     "points.", "", "pass"),
+    # feet and inches are one length
+    ("States the mast height is 9.0 m", "The mast stands **29 ft 6.5 in** tall.", "", "pass"),
     ("States a 2025 retention rate of 88.2%",
      "| Year | Retention |\n|---|---|\n| 2024 | 85.7% |\n| 2025 | 88.2% |\n\n"
      "The latest retention rate shown is **85.7%**.",

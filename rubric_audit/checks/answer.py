@@ -36,6 +36,7 @@ from rubric_audit.checks.numbers import (
     find_word_numbers,
     is_spread,
     join_durations,
+    join_feet_inches,
     measure_unit,
     per_of,
     windows_in,
@@ -278,6 +279,8 @@ def read_answer(written: str) -> Reading:
          *words, *(q for q in find_stated_word_numbers(answer) if q.start not in counted),
          *compact, *find_clock_durations(answer)],
         key=lambda q: q.start))
+    if "ft" in answer or "feet" in answer:
+        found = join_feet_inches(answer, found)
     if units_said:  # "| Capacity (cases of 24 cans) |": the 24 is the header's unit, no value
         found = [q for q in found if not any(a <= q.start < b for a, b in units_said)]
     quantities, headers = _clock_durations(answer, *_implied_units(answer, found))

@@ -312,9 +312,20 @@ def _target_check(claim: Claim, n: int, answer: str, negated: bool = False) -> T
     target, tolerance = claim.targets[n], claim.tolerances[n]
     if negated:
         target, tolerance = replace(target, value=-target.value), tolerance.negated()
-    return check_target(target, tolerance, answer, claim.context, claim.subjects[n], claim.names,
-                        claim.limit, claim.roles[n], claim.qualifiers[n], claim.mentioned,
-                        windows=claim.windows)
+    check = check_target(target, tolerance, answer, claim.context, claim.subjects[n], claim.names,
+                         claim.limit, claim.roles[n], claim.qualifiers[n], claim.mentioned,
+                         windows=claim.windows)
+    if tolerance.basis.startswith("approximately") and check.missed and _approximates(answer) \
+            and any(approximate(read_answer(answer).text, q) for q in check.missed):
+        # the answer's own approximation beside its exact figure ("£1,795 per month — call it
+        # roughly £2,000"): held to the criterion's figure as written, not widened
+        half = target.step / 2
+        precise = replace(tolerance, low=target.value - half, high=target.value + half,
+                          basis=f"precision of {target.text}")
+        check = check_target(target, precise, answer, claim.context, claim.subjects[n],
+                             claim.names, claim.limit, claim.roles[n], claim.qualifiers[n],
+                             claim.mentioned, windows=claim.windows)
+    return check
 
 
 def _polar_check(claim: Claim, n: int, answer: str) -> TargetCheck:

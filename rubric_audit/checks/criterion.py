@@ -268,6 +268,17 @@ BOUND_BEFORE = re.compile(r"\b(?:(at\s+least|no\s+less\s+than|not\s+less\s+than|
                           re.I)
 
 
+def _without_bars(body: str, conditions: list[Quantity]) -> str:
+    """The criterion with each bar it measures a value against ("below the 85% target")
+    blanked, so its words ("target") say no subject the answer's own bar could bind to."""
+    for q in conditions:
+        before = BAR_BEFORE.search(body, max(0, q.start - 60), q.start)
+        after = BAR_AFTER.match(body, q.end) if before else None
+        if before and after:
+            body = body[:before.start()] + " " * (after.end() - before.start()) + body[after.end():]
+    return body
+
+
 # A passive after the last copula says what was done to the counted values before it; a verb
 # of measuring against a bar ("was exceeded") makes the claim whether the bar was met.
 PASSIVE = re.compile(r"\s*(?:\w+ly\s+)?(?:[a-z]+ed|[a-z]+en|sold|spent|paid|built|held|kept|"
@@ -469,13 +480,14 @@ def _given(prompt: str) -> frozenset[tuple[str, float]]:
 def read_claim(criterion: str, prompt: str) -> Claim:
     body, tolerance_text = split_criterion(criterion)
     targets, conditions = _targets_and_conditions(body)
+    said = _without_bars(body, conditions)  # "... falls below the 85% target": no subject words
     spans = [(a.start, b.end) for a, b in find_ranges(body, targets)]
     subjects = []
     previous = 0
     for n, t in enumerate(targets):
         following = [u.start for u in targets[n + 1:]
                      if not any(a <= t.start < b and a <= u.start < b for a, b in spans)]
-        words = content_tokens(body[previous:following[0] if following else len(body)])
+        words = content_tokens(said[previous:following[0] if following else len(body)])
         unit_words = content_tokens(t.noun or "")  # "years" is the unit, not the subject
         subjects.append(frozenset(words - {_digits(t.text)} - unit_words)
                         | ({HYPOTHETICAL} if counterfactual(body) else frozenset())
@@ -489,7 +501,8 @@ def read_claim(criterion: str, prompt: str) -> Claim:
     return Claim(
         targets=tuple(targets),
         tolerances=tuple(_range_tolerance(body, t, targets) or _bound_tolerance(body, t)
-                         or tolerance_for(t, tolerance_text, prompt) for t in targets),
+                         or _approximate_tolerance(body, t, tolerance_for(t, tolerance_text, prompt))
+                         for t in targets),
         subjects=tuple(subjects),
         qualifiers=tuple(_qualifiers(body, t) - _reference_terms(body, t) for t in targets),
         mentioned=frozenset(key for key, _, _ in terms(body) if is_qualifier(key)),
@@ -596,6 +609,28 @@ def _bound_tolerance(body: str, target: Quantity) -> Tolerance | None:
     if bound.group(1):
         return Tolerance(low=target.value, high=math.inf, basis=f"at least {target.text}")
     return Tolerance(low=-math.inf, high=target.value, basis=f"at most {target.text}")
+
+
+APPROXIMATE_BEFORE = re.compile(r"\b(?:approximately|approx\.?|about|around|roughly|circa|"
+                                r"some)\s*[$€£¥]?\s*$|[~≈]\s*[$€£¥]?\s*$", re.I)
+
+
+def _approximate_tolerance(body: str, target: Quantity, stated: Tolerance) -> Tolerance:
+    """A whole number of two or more significant figures the criterion calls approximate
+    ("approximately 85,000 meals") holds what rounds to it at its last non-zero digit (84,500
+    to 85,500); else `stated`, the tolerance the criterion or prompt states or its precision:
+    where one is stated, where it is not approximate, where that is its own precision, or where
+    it has one significant figure ("about £60": how near is near is not written)."""
+    if target.decimals or not stated.basis.startswith("precision of") \
+            or not APPROXIMATE_BEFORE.search(body, max(0, target.start - 16), target.start):
+        return stated
+    digits = re.sub(r"\D", "", target.text.split(".")[0]).lstrip("0")
+    zeros = len(digits) - len(digits.rstrip("0"))
+    if not zeros or len(digits) - zeros < 2:
+        return stated  # "about £60", "approximately 3,000": one figure, no rule to read
+    half = 10.0 ** zeros * target.step / 2
+    return Tolerance(low=target.value - half, high=target.value + half,
+                     basis=f"approximately {target.text}: what rounds to it", rounds=True)
 
 
 def _range_tolerance(body: str, target: Quantity, targets: list[Quantity]) -> Tolerance | None:

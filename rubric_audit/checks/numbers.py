@@ -570,6 +570,29 @@ def join_durations(text: str, found: list[Quantity]) -> list[Quantity]:
     return out
 
 
+INCHES_TAIL = re.compile(r"\s?(?:ft\b\.?|feet\b|foot\b|['\u2032])\s*,?\s*(?:and\s+)?(\d{1,2}(?:\.\d+)?)"
+                         r"\s?(?:in\b|inch(?:es)?\b|\"|\u2033)")  # 49 ft 2.5 in, 6' 2"
+
+
+def join_feet_inches(text: str, found: list[Quantity]) -> list[Quantity]:
+    """A length in feet and inches is one: "49 ft 2.5 in" is 590.5 inches (14.999 m), where the
+    inches are under twelve; else the feet alone would be read, and the inches as a bare
+    number."""
+    out: list[Quantity] = []
+    end = -1
+    for q in found:
+        if q.start < end:
+            continue  # the inches of a length joined before
+        tail = INCHES_TAIL.match(text, q.end) if q.measure == "foot" else None
+        if tail and float(tail.group(1)) < 12:
+            q = replace(q, value=q.value * 12 + float(tail.group(1)), measure="inch", noun="in",
+                        end=tail.end(), text=text[q.start:tail.end()],
+                        decimals=_decimals(tail.group(1)))
+            end = tail.end()
+        out.append(q)
+    return out
+
+
 def _inside(spans: list[tuple[int, int]], starts: list[int], position: int) -> bool:
     i = bisect.bisect_right(starts, position) - 1
     return i >= 0 and spans[i][0] <= position < spans[i][1]

@@ -38,7 +38,8 @@ _REFERENCE = (r"(?=\s+(?:\w+\s+){0,5}?(?:budget|target|plan|forecast|baseline|gu
               r"covenant|ceiling|floor|minimum|maximum|system|books?|ledger|records?|"
               r"balance)\b)")
 _NOT_AFTER_PREPOSITION = r"(?<!\bon\s)(?<!\bfor\s)(?<!\bfrom\s)(?<!\bof\s)"  # "on losses"
-_NOT_A_CHANGE = r"(?!\s+(?:rates?|ratios?|risks?|prevention|counts?|lines?|season|protection))"
+_NOT_A_CHANGE = (r"(?!\s+(?:rates?|ratios?|risks?|prevention|counts?|lines?|season|protection|"
+                 r"below|above|short)\b)")  # "84% falls below the 85% target": a side of a bar
 GOVERNING = re.compile(rf"(?<![-\w])(?:(?P<up>{_CHANGE_UP}|raise[sd]?|raising|boost(?:s|ed)?)|"
                        rf"(?P<down>{_CHANGE_DOWN}|lower(?:s|ed)?))\b(?!-){_NOT_A_CHANGE}", re.I)
 _CELL_END = r"(?=\s*(?:\||$|[.;,)]))"  # "| (38,600) over |": over what its row is a variance of
