@@ -8,6 +8,8 @@ import shutil
 import sqlite3
 from pathlib import Path
 
+import pytest
+
 from rubric_audit.audit.inputs import inputs_fingerprint
 from rubric_audit.audit.job import AuditOptions, import_runs, run_audit
 from tests.conftest import SAMPLE
@@ -71,24 +73,28 @@ def test_fingerprint_sees_link_targets_and_ignores_pycache(tmp_path: Path) -> No
     assert inputs_fingerprint([runs], {}, out) != before
 
 
-def test_each_variant_folder_has_a_digest_of_its_own(tmp_path: Path) -> None:
+def test_each_variant_folder_has_a_digest_of_its_own(tmp_path: Path,
+                                                      monkeypatch: pytest.MonkeyPatch) -> None:
     """One walk of the runs gives each variant folder's digest (a Merkle tree: a folder's covers
-    its subfolders'), the same whether its subfolders were walked in threads first or not; a
-    file touched in one variant changes that variant's and no other's."""
+    its subfolders'), under any spelling of its path (the audit names a variant folder as it was
+    given: relative, or through a link), so the audit stats each file once; a file touched in one
+    variant changes that variant's and no other's."""
     from rubric_audit.audit.inputs import TreeDigests
 
     runs = tmp_path / "runs"
     shutil.copytree(SAMPLE / "runs", runs)
+    (tmp_path / "linked").symlink_to(runs)
     walked = TreeDigests()
     whole = walked.digest(runs)
-    prefetched = TreeDigests()
-    prefetched.prefetch([runs])
-    assert prefetched.digest(runs) == whole
     before = {v: walked.digest(runs / v) for v in ("atlas-1", "cirrus-2")}
+    assert TreeDigests().digest(runs / "atlas-1") == before["atlas-1"]
     trajectory = next((runs / "cirrus-2").rglob("trajectory.json"))
     stat = trajectory.stat()
     os.utime(trajectory, ns=(stat.st_atime_ns, stat.st_mtime_ns + 1_000))
+    monkeypatch.chdir(tmp_path)
+    assert walked.digest(Path("runs/cirrus-2")) == before["cirrus-2"], "walked again"
+    assert walked.digest(Path("linked") / "cirrus-2") == before["cirrus-2"], "walked again"
     again = TreeDigests()
     assert again.digest(runs) != whole
     assert again.digest(runs / "atlas-1") == before["atlas-1"]
-    assert again.digest(runs / "cirrus-2") != before["cirrus-2"]
+    assert again.digest(Path("runs/cirrus-2")) != before["cirrus-2"]

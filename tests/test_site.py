@@ -130,6 +130,50 @@ def test_the_site_is_made_again_only_when_what_it_shows_changed(copied: Path) ->
     assert not stray.exists(), "the site is written whole, not over the previous one"
 
 
+def _made(out: Path) -> dict[Path, tuple[bytes, int]]:
+    """Each page of the site with its bytes and modification time."""
+    return {p: (p.read_bytes(), p.stat().st_mtime_ns) for p in (out / "site").rglob("*.html")}
+
+
+def _changed(before: dict[Path, tuple[bytes, int]]) -> tuple[set[Path], set[Path]]:
+    """The pages whose bytes changed since `before`, and those written again (a new mtime)."""
+    return ({p for p, (data, _) in before.items() if p.read_bytes() != data},
+            {p for p, (_, made) in before.items() if p.stat().st_mtime_ns != made})
+
+
+def test_a_review_makes_again_the_page_of_its_task_and_no_other(copied: Path) -> None:
+    before = _made(copied)
+    with AuditStore(copied / "audit.db") as store:
+        _review(store, "ben", "kestrel_05", "sound")
+    assert runner.invoke(app, ["report", str(copied)]).exit_code == 0
+    page = _pages(copied)["kestrel_05"]
+    assert "ben sound" in " ".join(_text(page).split())
+    assert _made(copied).keys() == before.keys()
+    assert _changed(before) == ({page}, {page}), "the other pages are kept as they were"
+
+
+def test_a_changed_attempt_makes_again_the_page_that_shows_it_and_no_other(
+        tmp_path: Path) -> None:
+    """Nothing stale, nothing made for nothing: a recorded rationale edited in one attempt's
+    grades.json (a conflict with the stored recording, which is kept) changes its task's page,
+    which shows that finding, and every other page is the file it was."""
+    bench, out = tmp_path / "sample", tmp_path / "out"
+    shutil.copytree(SAMPLE, bench)
+    assert runner.invoke(app, ["audit", str(bench), "--out", str(out)]).exit_code == 0
+    before = _made(out)
+    grades = sorted((bench / "runs" / "cirrus-2").rglob("grades.json"))[0]
+    text = grades.read_text()
+    assert '"grade_rationale": "' in text
+    grades.write_text(text.replace('"grade_rationale": "', '"grade_rationale": "Read again. ', 1))
+    assert runner.invoke(app, ["audit", str(bench), "--out", str(out)]).exit_code == 0
+    task_id = grades.parent.parent.name
+    shown = [p for p in before if f"task id: {task_id}" in _text(p)]
+    assert len(shown) == 1 and len(before) > 1
+    assert "input_attempt_conflict" in shown[0].read_text()
+    assert _made(out).keys() == before.keys()
+    assert _changed(before) == (set(shown), set(shown))
+
+
 def test_a_failure_while_the_site_is_made_keeps_the_previous_one(
         copied: Path, monkeypatch: pytest.MonkeyPatch) -> None:
     before = folder_contents(copied, "audit.db")

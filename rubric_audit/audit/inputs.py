@@ -14,7 +14,6 @@ import hashlib
 import json
 import os
 import struct
-from concurrent.futures import ThreadPoolExecutor
 from dataclasses import dataclass, field
 from pathlib import Path
 
@@ -31,6 +30,10 @@ _STAT = struct.Struct("<QqQ")
 
 def _digest(parts: list[bytes]) -> bytes:
     return hashlib.blake2b(b"\n".join(parts), digest_size=16).digest()
+
+
+def _name(entry: os.DirEntry[str]) -> str:
+    return entry.name
 
 
 @dataclass
@@ -56,7 +59,7 @@ class TreeDigests:
 
     def digest(self, path: Path) -> bytes:
         """The digest of a file or folder (an unreadable or missing one: of nothing)."""
-        key = os.fspath(path)
+        key = os.path.realpath(path)  # as the walk of a folder above it names it
         if key in self._kept:
             return self._kept[key]
         if os.path.isdir(key):
@@ -71,19 +74,21 @@ class TreeDigests:
         frame = _Frame(path, depth, [])
         try:
             with os.scandir(path) as listing:
-                entries = sorted(listing, key=lambda e: e.name)
+                entries = sorted(listing, key=_name)
         except OSError:  # a file, or unreadable: the loaders say so, with the file's name
             return frame
+        parts, skip = frame.parts, self._skip
         for entry in entries:
-            if entry.name == "__pycache__" or entry.path == self._skip:
+            name = entry.name
+            if name == "__pycache__" or entry.path == skip:
                 continue
-            name = os.fsencode(entry.name)
             if entry.is_dir(follow_symlinks=False):
-                frame.folders.append((len(frame.parts), entry.path, name))
-                frame.parts.append(b"")
+                frame.folders.append((len(parts), entry.path, os.fsencode(name)))
+                parts.append(b"")
                 continue
             info = entry.stat(follow_symlinks=False)
-            part = name + b"\0" + _STAT.pack(info.st_mode, info.st_size, info.st_mtime_ns)
+            part = os.fsencode(name) + b"\0" + _STAT.pack(info.st_mode, info.st_size,
+                                                         info.st_mtime_ns)
             if entry.is_symlink():  # a loader that follows it reads its target: stat that too
                 try:
                     target = os.stat(entry.path)
@@ -91,7 +96,7 @@ class TreeDigests:
                                                target.st_mtime_ns)
                 except OSError:
                     pass
-            frame.parts.append(part)
+            parts.append(part)
         frame.folders.reverse()  # popped from the end: walked in name order
         return frame
 
@@ -115,24 +120,6 @@ class TreeDigests:
                 return digest
             self._fill(stack[-1], digest)
 
-    def prefetch(self, roots: list[Path], threads: int = 4) -> None:
-        """Walk the folders two levels under each root in threads (the stat calls, most of a
-        walk's time, then run side by side); `digest` of a root finds them walked."""
-        grandchildren = [grandchild for root in roots for child in self._subfolders(os.fspath(root))
-                         for grandchild in self._subfolders(child)]
-        with ThreadPoolExecutor(threads) as pool:
-            for folder, digest in zip(grandchildren, pool.map(self._walk, grandchildren),
-                                      strict=True):
-                self._kept[folder] = digest
-
-    def _subfolders(self, path: str) -> list[str]:
-        try:
-            with os.scandir(path) as listing:
-                return [e.path for e in listing if e.is_dir(follow_symlinks=False)
-                        and e.name != "__pycache__" and e.path != self._skip]
-        except OSError:
-            return []
-
     @staticmethod
     def _fill(frame: _Frame, digest: bytes) -> None:
         slot, _, name = frame.folders.pop()
@@ -154,6 +141,5 @@ def inputs_fingerprint(paths: list[Path], settings: dict[str, object], out: Path
     `digests` keeps the walk's folder digests for the caller."""
     digests = digests or TreeDigests(out.resolve())
     roots = sorted({Path(p).resolve() for p in [CODE, *paths]})
-    digests.prefetch([root for root in roots if root.is_dir()])
     return combined([(str(path), digests.digest(path)) for path in roots
                      if path.exists() or path.is_symlink()], settings)

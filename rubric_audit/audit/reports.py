@@ -7,8 +7,9 @@ findings are never all in memory. The store records which of its generations the
 show and what each file held (its digest): reports whose store has not changed since (no audit,
 import, review or label written) and whose files are as placed are not built again. The site's
 pages are written a page at a time into a hidden folder that takes the previous site's place after
-the reports; they are made again only when what they show changed (`SITE_KEY`), or a page is
-missing or one too many.
+the reports; the site is made again only when what it shows changed (`SITE_KEY`), or a page is
+missing or one too many, and then each page only where what it shows changed (its digest): the
+others are the previous site's files, linked in.
 """
 
 from __future__ import annotations
@@ -47,7 +48,7 @@ SUMMARY = "audit.json"
 REPORTS_META = "reports"
 """The generation of the store the placed reports show, with their files' digests."""
 SITE = "site"  # the report's site: a page per task beside report.html
-SITE_KEY = ".built"  # in the site: a hash of what its pages were made from
+SITE_KEY = ".built"  # in the site: what it was made from, and each page's digest
 
 
 @dataclass
@@ -120,7 +121,7 @@ def build_reports(store: AuditStore, folder: Path) -> Reports:
         key = _site_key(store, reports.digests)
         if not _site_shows(folder, key, summary):
             reports.site = staging_folder(folder, f".{SITE}.{os.getpid()}.")
-            _write_site(store, summary, every, reports.site, key)
+            _write_site(store, summary, every, reports.site, key, folder / SITE)
     except BaseException:
         reports.discard()
         raise
@@ -149,25 +150,58 @@ def _site_key(store: AuditStore, digests: dict[str, str]) -> str | None:
                                       digests[FINDINGS]]).encode()).hexdigest()
 
 
+def _built(site: Path) -> dict[str, Any]:
+    """What the site in place was made from (`SITE_KEY`: its key, rubric-audit's code and each
+    page's digest; {} for none, or one this tool cannot read)."""
+    built = site / SITE_KEY
+    try:
+        if site.is_symlink() or not built.is_file():
+            return {}
+        made = json.loads(built.read_text(encoding="utf-8"))
+    except (OSError, ValueError):
+        return {}
+    return made if isinstance(made, dict) else {}
+
+
 def _site_shows(folder: Path, key: str | None, summary: AuditSummary) -> bool:
     """Whether the site in `folder` was made from `key` and has every task's page, no more."""
-    built = folder / SITE / SITE_KEY
+    site = folder / SITE
     pages = {task_page(t, name) for t, name in summary.task_names.items()}
-    return (key is not None and not built.parent.is_symlink() and built.is_file()
-            and built.read_text(encoding="utf-8") == key
-            and {p.relative_to(folder).as_posix() for p in built.parent.rglob("*.html")} == pages)
+    return (key is not None and _built(site).get("key") == key
+            and {p.relative_to(folder).as_posix() for p in site.rglob("*.html")} == pages)
 
 
 def _write_site(store: AuditStore, summary: AuditSummary, findings: list[Finding], site: Path,
-                key: str | None) -> None:
-    """Every page of the site (report/site.py), written into the staging folder `site`, and
-    the key of what they were made from (`_site_key`), last."""
-    for path, page in site_pages(store, summary, findings):
-        target = site.joinpath(*path.split("/")[1:])  # paths start with site/
+                key: str | None, previous: Path) -> None:
+    """Every page of the site (report/site.py) into the staging folder `site`, and what they
+    were made from (`SITE_KEY`), last. A page whose digest the previous site's record holds, by
+    the same code, is that site's file linked in (its bytes and modification time kept), not
+    made again: adding a variant or a review makes again only the pages that show it."""
+    code = TreeDigests().digest(CODE).hex()
+    before = _built(previous)
+    kept = before.get("pages", {}) if before.get("code") == code else {}
+    pages: dict[str, str] = {}
+    for page in site_pages(store, summary, findings):
+        parts = page.path.split("/")[1:]  # paths start with site/
+        target, earlier = site.joinpath(*parts), previous.joinpath(*parts)
         target.parent.mkdir(parents=True, exist_ok=True)
-        target.write_text(page, encoding="utf-8")
-    if key is not None:
-        (site / SITE_KEY).write_text(key, encoding="utf-8")
+        if not (kept.get(page.path) == page.digest and _linked(earlier, target)):
+            target.write_text(page.render(), encoding="utf-8")
+        pages[page.path] = page.digest
+    (site / SITE_KEY).write_text(json.dumps({"key": key, "code": code, "pages": pages}),
+                                 encoding="utf-8")
+
+
+def _linked(earlier: Path, target: Path) -> bool:
+    """`earlier`, a page of the previous site, linked in as `target` (copied where the file
+    system has no hard links); False where it is not a file of its own to keep."""
+    if earlier.is_symlink() or not earlier.is_file():
+        return False
+    try:
+        os.link(earlier, target)
+    except OSError:
+        shutil.copy2(earlier, target)
+    return True
 
 
 def _intervals(store: AuditStore) -> dict[str, Interval]:

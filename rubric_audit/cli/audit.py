@@ -24,7 +24,7 @@ from rubric_audit.cli.common import (
 )
 from rubric_audit.core.text import console as shown
 from rubric_audit.core.text import console_line as shown_line
-from rubric_audit.report.document import pct
+from rubric_audit.core.words import pct
 
 
 @app.command("import")

@@ -22,7 +22,6 @@ from rubric_audit.cli.common import (
 from rubric_audit.core.atomic import check_file_target, write_atomic
 from rubric_audit.core.errors import InputError
 from rubric_audit.core.text import console as shown
-from rubric_audit.report.describe import criterion_title
 
 
 @app.command("tasks")
@@ -147,6 +146,7 @@ def regold_command(
         regold_all,
     )
     from rubric_audit.load.benchmark import load_benchmark
+    from rubric_audit.report.describe import criterion_title
 
     if findings_out is not None:
         if not all_:

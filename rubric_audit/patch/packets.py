@@ -26,13 +26,14 @@ from rubric_audit.core.model import (
 )
 from rubric_audit.core.scores import attempt_outcome, headline_grader, scored_graders
 from rubric_audit.core.text import stranger
+from rubric_audit.core.words import pct
 from rubric_audit.patch.defects import NOT_OF_THE_TASK, Defect
 from rubric_audit.patch.edit import apply
 from rubric_audit.patch.kinds import evidence_of
 from rubric_audit.patch.proposals import KIND_NAMES, Evidence, Proposal, Proposals
 from rubric_audit.patch.verify import ControlCheck, ScoreMove, check_controls, code_regrader, regrade
 from rubric_audit.report.describe import criterion_title, readable
-from rubric_audit.report.document import Block, Bullets, Section, Table, Text, pct
+from rubric_audit.report.document import Block, Bullets, Section, Table, Text
 from rubric_audit.report.markdown import render_sections
 
 QUOTE_LIMIT = 2_000  # characters of a prompt or gold quoted in a packet

@@ -20,11 +20,12 @@ from rubric_audit.core.atomic import write_atomic
 from rubric_audit.core.errors import InputError, read_bytes, read_text
 from rubric_audit.core.model import Benchmark, Task
 from rubric_audit.core.text import stranger
+from rubric_audit.core.words import pct
 from rubric_audit.load.apex import TASKS_FILE
 from rubric_audit.load.lineage import PATCH_FILE, PATCH_FORMAT, PatchChange, PatchParent, PatchRecord
 from rubric_audit.patch.verify import Verification
 from rubric_audit.report.describe import criterion_numbers
-from rubric_audit.report.document import Block, Bullets, Section, Table, Text, pct
+from rubric_audit.report.document import Block, Bullets, Section, Table, Text
 from rubric_audit.report.markdown import render_sections
 
 LEFT_OUT = ("runs",)

@@ -15,7 +15,7 @@ from rubric_audit.checks.screen import Category
 from rubric_audit.core.model import SEVERITY_ORDER, Finding, Task, label_name
 from rubric_audit.core.scores import VariantScore
 from rubric_audit.core.text import one_line, stranger
-from rubric_audit.core.words import plural
+from rubric_audit.core.words import pct, plural
 from rubric_audit.report.actions import strongest, tasks_to_fix
 from rubric_audit.report.correction import MIN_PASS_REVIEWS, Correction
 from rubric_audit.report.describe import criterion_title, measured, readable
@@ -109,10 +109,6 @@ class Section:
     title: str
     blocks: list[Block]
     anchor: str = ""
-
-
-def pct(value: float | None) -> str:
-    return "n/a" if value is None else f"{100 * value:.1f}%"
 
 
 def interval(i: Interval | None) -> str:

@@ -10,8 +10,11 @@ never holds them all; long texts are cut (the review app shows them whole).
 
 from __future__ import annotations
 
+import hashlib
 from collections import defaultdict
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
+from dataclasses import dataclass
+from functools import partial
 
 from rubric_audit.core.model import Attempt, CriterionGrade, Finding, Step, Task, ToolCall, label_name
 from rubric_audit.core.text import one_line, stranger
@@ -159,23 +162,33 @@ def _reviews(task: Task, summary: AuditSummary) -> Section:
         anchor="reviews")
 
 
-def task_sections(task: Task, summary: AuditSummary, findings: list[Finding],
-                  store: AuditStore) -> list[Section]:
-    """A task's page as sections: the task, its prompt, rubric and gold, findings, attempts
-    and reviews."""
+def _attempts(task: Task, store: AuditStore) -> list[Section]:
+    """A section per attempt of the task: its answer, every grader's verdicts, its trajectory."""
     attempts = store.attempts_for_task(task.id)
     grades: dict[str, list[CriterionGrade]] = defaultdict(list)
     for g in store.grades_for_attempts([a.id for a in attempts]):
         grades[g.attempt_id].append(g)
-    return [_task_section(task, summary), *_rubric(task), _findings(task, findings),
-            *(_attempt(n, task, a, grades[a.id], store) for n, a in enumerate(attempts, 1)),
-            _reviews(task, summary)]
+    return [_attempt(n, task, a, grades[a.id], store) for n, a in enumerate(attempts, 1)]
+
+
+@dataclass(frozen=True)
+class SitePage:
+    """A task's page: its path relative to the audit's folder, a digest of everything it shows
+    (for one version of rubric-audit, the same digest is the same page), and its rendering,
+    done only when asked (a page whose digest the site already holds is not made again)."""
+
+    path: str
+    digest: str
+    render: Callable[[], str]
 
 
 def site_pages(store: AuditStore, summary: AuditSummary, findings: list[Finding]
-               ) -> Iterator[tuple[str, str]]:
-    """(path relative to the audit's folder, page) of every task's page, in name order, each
-    with links to the report, its Tasks table and the tasks before and after it."""
+               ) -> Iterator[SitePage]:
+    """Every task's page, in name order, each with links to the report, its Tasks table and the
+    tasks before and after it. The digest covers the page's own sections as built from the
+    summary and findings, its links, and the stored rows its attempts' sections are made from
+    (the attempts, their grades and trajectories: `task_attempts_digest`), so a page is made
+    only where one of those changed."""
     tasks = sorted(store.tasks(), key=lambda t: (t.name, t.id))
     by_task: dict[str, list[Finding]] = defaultdict(list)
     for finding in findings:
@@ -190,6 +203,15 @@ def site_pages(store: AuditStore, summary: AuditSummary, findings: list[Finding]
         if i + 1 < len(tasks):
             nav.append((f"next: {tasks[i + 1].name}", task_page(tasks[i + 1].id,
                                                                tasks[i + 1].name)))
-        yield task_page(task.id, task.name), render_page(
-            f"{task.name}: rubric-audit", task_sections(task, summary, by_task[task.id], store),
-            ROOT, nav)
+        title = f"{task.name}: rubric-audit"
+        shown = [_task_section(task, summary), *_rubric(task), _findings(task, by_task[task.id])]
+        reviews = _reviews(task, summary)
+        digest = hashlib.blake2b(repr((title, nav, shown, reviews)).encode(), digest_size=16)
+        digest.update(store.task_attempts_digest(task.id).encode())
+        yield SitePage(task_page(task.id, task.name), digest.hexdigest(), partial(
+            _render, task, title, shown, reviews, nav, store))
+
+
+def _render(task: Task, title: str, shown: list[Section], reviews: Section,
+            nav: list[tuple[str, str]], store: AuditStore) -> str:
+    return render_page(title, [*shown, *_attempts(task, store), reviews], ROOT, nav)

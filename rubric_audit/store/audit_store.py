@@ -589,6 +589,23 @@ class AuditStore:
         """Of every stored task's version (a hash of its content)."""
         return self._rows_digest("SELECT task_id, version FROM tasks ORDER BY task_id")
 
+    def task_attempts_digest(self, task_id: str) -> str:
+        """Of a task's attempts as stored, with their grades and trajectories (compressed, as
+        kept): what a page showing its attempts is made from."""
+        digest = hashlib.blake2b(digest_size=16)
+        for raw, data in self.db.execute(
+                "SELECT a.json, t.data FROM attempts a LEFT JOIN trajectories t USING "
+                "(attempt_id) WHERE a.task_id = ? ORDER BY a.variant, a.attempt_index, "
+                "a.attempt_id", (task_id,)):
+            text, blob = raw.encode(), data or b""
+            digest.update(f"{len(text)} {len(blob)}\n".encode() + text + blob)
+        for (raw,) in self.db.execute(
+                "SELECT g.json FROM grades g JOIN attempts a USING (attempt_id) WHERE "
+                "a.task_id = ? ORDER BY g.attempt_id, g.criterion_id, g.grader", (task_id,)):
+            text = raw.encode()
+            digest.update(f"{len(text)}\n".encode() + text)
+        return digest.hexdigest()
+
     def workbooks_digest(self) -> str:
         """Of what gold recomputation stored (recomputed values, what workbooks compute)."""
         return self._rows_digest("SELECT key, value FROM meta WHERE key IN (?, ?) ORDER BY key",
