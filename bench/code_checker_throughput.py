@@ -18,10 +18,9 @@ import itertools
 import time
 from pathlib import Path
 
-from rubric_audit.checks import numbers
+from rubric_audit.checks import numbers, owners
 from rubric_audit.checks.answer import read_answer
 from rubric_audit.checks.code_grade import grade_numeric
-from rubric_audit.checks.owners import owners
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.runs import load_runs
 
@@ -72,7 +71,7 @@ def _forget_texts() -> None:
     """Forget every text read so far (answers, and the quantities of criteria and prompts too);
     only each criterion's parsed claim stays, as it would across an audit's attempts."""
     read_answer.cache_clear()
-    owners.cache_clear()
+    owners.forget()
     numbers._quantities.cache_clear()
     numbers._scan.cache_clear()
 

@@ -170,6 +170,14 @@ def check_target(target: Quantity, tolerance: Tolerance, answer: str,
     return check
 
 
+def _echo_beside(reading: Reading, held: tuple[bool, ...], aside: frozenset[int],
+                 compared: frozenset[int], moved: frozenset[int], candidates: list[int]) -> bool:
+    """Whether the answer gives, beside the values set aside, a figure of its own that echoes
+    the prompt ("our actual average in 2024 was **8.2 hours**", the prompt's 8.2)."""
+    return any(held[i] and i not in compared and i not in moved and i not in aside
+               and i not in candidates for i in range(len(reading.quantities)))
+
+
 def set_aside(reading: Reading, subject: frozenset[str]) -> frozenset[int]:
     """The values the answer gives as a plan, a bar, another party's figure or a counterfactual
     where the criterion's subject does not ask for that kind."""
@@ -241,10 +249,9 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
     moved = frozenset() if role == "change" else reading.changes
     held = reading.of_kind(target)[0]
     keys = reading.value_keys
-    stated = [i for i in range(len(reading.quantities))
-              if held[i] and i not in compared and i not in moved]
-    candidates = [i for i in stated if not (keys[i] in context and abs(
-        reading.quantities[i].value - target.value) > target.step)]
+    candidates = [i for i, q in enumerate(reading.quantities)
+                  if held[i] and i not in compared and i not in moved
+                  and not (keys[i] in context and abs(q.value - target.value) > target.step)]
     for aside in reading.asides:  # the actual, not the budget, the bar or another's figure
         if not aside.values:
             continue
@@ -252,8 +259,8 @@ def _bind(target: Quantity, tolerance: Tolerance, answer: str,
         if given and aside.only and subject & aside.wanted:
             candidates = given  # "would have been": the counterfactual the criterion asks for
         elif given and not subject & aside.wanted and (
-                len(given) < len(candidates)  # a figure of its own, an echo of the prompt's too
-                or any(i not in aside.values and i not in candidates for i in stated)):
+                len(given) < len(candidates) or _echo_beside(reading, held, aside.values,
+                                                             compared, moved, candidates)):
             candidates = [i for i in candidates if i not in given]
     if reading.revised_at >= 0:  # a self-correction's values replace those it corrects
         after = [i for i in candidates if pool[i].start > reading.revised_at]

@@ -147,12 +147,13 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
             "the answer writes numbers with dots or spaces grouping thousands or a decimal comma, "
             "which the checker does not read as one value, so a miss decides nothing"))
     parts = []
+    directed = any(claim.polarities) or any(claim.valences)
     for c in failed:
         said = ", ".join(q.text for q in c.matched + c.missed) or "nothing near it"
         kind = "hedged between" if c.hedged else "states"
-        turned = not c.hedged and any(c.tolerance.contains(abs(value_in_terms_of(q, c.target)))
-                                      or c.tolerance.contains(-abs(value_in_terms_of(q, c.target)))
-                                      for q in c.missed)
+        turned = directed and not c.hedged and any(
+            c.tolerance.contains(abs(value_in_terms_of(q, c.target)))
+            or c.tolerance.contains(-abs(value_in_terms_of(q, c.target))) for q in c.missed)
         way = " (the other way from the criterion's direction or side)" if turned else ""
         parts.append(f"answer {kind} {said}{way}; target {c.target.text} ({c.tolerance.basis})")
     return CodeVerdict(verdict="fail", reason="; ".join(parts), checks=checks)

@@ -78,6 +78,15 @@ def owners(answer: str) -> tuple[Owner | None, ...]:
     return tuple(found) if any(found) else ()
 
 
+LISTED = re.compile(r"(?m)^[ \t]*(?:[-*•+]|\d{1,2}[.)])[ \t]+[^:\n|]{1,44}:")
+
+
+@functools.lru_cache(maxsize=1024)
+def _listed(answer: str) -> bool:
+    """Whether the answer has a list item with a label at all, looked for before its owners."""
+    return LISTED.search(answer) is not None
+
+
 @functools.lru_cache(maxsize=1024)
 def _labelled(answer: str) -> bool:
     """Whether any value of the answer has a list item's label for its owner."""
@@ -111,6 +120,8 @@ def said_of_another(claim: Claim, reading: Reading, checks: list[TargetCheck]
     words = claim.counted_by or None
     if words is None and len(claim.targets) != 1:
         return None  # names and labels are read against a criterion with one target
+    if words is None and not claim.names and not _listed(reading.text):
+        return None  # no name to read, no list item labelled
     owned = owners(reading.text) if words is None else ()
     if words is None and not (claim.names and owned) and not _labelled(reading.text):
         return None
@@ -180,3 +191,9 @@ def _counted_by(reading: Reading, i: int, words: tuple[str, ...]) -> Owner | Non
     if after is None or after.group(1) not in words:
         return None
     return "word", frozenset({after.group(1)}), after.group(1)
+
+
+def forget() -> None:
+    """Forget every answer read so far (its owners, whether it labels list items)."""
+    for cached in (owners, _labelled, _listed):
+        cached.cache_clear()
