@@ -1338,3 +1338,17 @@ def test_classes_fixed_after_holdout19(criterion: str, answer: str, prompt: str,
     'respectively', a list item's label, the word a value counts by); a final sentence binding
     another row."""
     assert verdict(criterion, answer, prompt) == expected
+
+
+def test_a_bound_criterion_gives_an_open_tolerance_in_json_evidence() -> None:
+    """A judge-vs-code finding on a criterion claiming a bound ("at least 80% ... within 10
+    days") writes the open end of its tolerance as null, so the evidence stays strict JSON."""
+    task = _task("States that at least 80% of claims were settled within 10 days")
+    attempt = Attempt(id="v/t/1", task_id="t", model="m", variant="v", index=1,
+                      state="graded", answer="812 / 1,050 = **77.3%** settled within 10 days.")
+    judge = [CriterionGrade(attempt_id=attempt.id, criterion_id="c", grader="recorded",
+                            verdict="pass")]
+    findings = list(judge_disagrees_with_code(task, attempt, judge, code_verdicts(task, attempt)))
+    assert [f.check for f in findings] == ["judge_passed_value_outside_tolerance"]
+    evidence = json.loads(json.dumps(findings[0].evidence, allow_nan=False))
+    assert evidence["targets"][0]["tolerance"] == [80.0, None]

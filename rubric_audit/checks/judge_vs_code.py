@@ -13,6 +13,7 @@ every finding's evidence (`doubts`), with the preconditions a judge-error findin
 
 from __future__ import annotations
 
+import math
 from collections.abc import Iterator
 from typing import Any
 
@@ -53,7 +54,8 @@ def _evidence(attempt: Attempt, judge: CriterionGrade, verdict: CodeVerdict,
         "code_reason": verdict.reason,
         "preconditions": list(PRECONDITIONS), "doubts": doubted,
         "targets": [{"text": c.target.text, "value": c.target.value,
-                     "tolerance": [c.tolerance.low, c.tolerance.high],
+                     "tolerance": [x if math.isfinite(x) else None  # "at least 95%": open
+                                   for x in (c.tolerance.low, c.tolerance.high)],
                      "tolerance_basis": c.tolerance.basis,
                      "answer_values": [q.text for q in c.matched + c.missed],
                      "quotes": [attempt.answer[max(0, q.start - 60):q.end + 20].strip()
