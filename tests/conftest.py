@@ -261,7 +261,8 @@ def anyio_backend() -> str:
 def imported_runs(tmp_path_factory) -> Path:
     """An audit folder holding the recorded fixture runs, imported, with answer provenance
     checked; tests that change it work on a copy."""
-    from rubric_audit.audit.job import check_provenance, import_runs
+    from rubric_audit.audit.job import import_runs
+    from rubric_audit.audit.stages import check_provenance
     from rubric_audit.store.audit_store import AuditStore
 
     out = tmp_path_factory.mktemp("runs") / "out"

@@ -10,7 +10,7 @@ from typer.testing import CliRunner
 
 from rubric_audit.audit.job import import_runs, run_audit
 from rubric_audit.cli import app
-from rubric_audit.report.summary import build_summary
+from rubric_audit.report.summarise import build_summary
 from rubric_audit.store.audit_store import AuditStore
 from tests.conftest import SHARED_RUNS, bench_of_shared_runs
 

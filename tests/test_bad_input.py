@@ -540,18 +540,18 @@ def test_the_loser_of_two_audits_racing_into_one_new_out_says_so(tmp_path: Path,
                                                                   monkeypatch) -> None:
     """Two audits into the same new OUT: each builds a staging folder; the second to rename
     it into place finds OUT written (an OSError before) and says so, leaving the winner's."""
-    import rubric_audit.audit.job
+    import rubric_audit.audit.stages
 
     root = _bench(tmp_path / "b")
     out = tmp_path / "out"
-    remove_stale = rubric_audit.audit.job._remove_stale_staging
+    remove_stale = rubric_audit.audit.stages._remove_stale_staging
 
     def other_audit_finishes_meanwhile(folder: Path) -> None:
         remove_stale(folder)
         folder.mkdir()
         (folder / "audit.json").write_text("{}")
 
-    monkeypatch.setattr(rubric_audit.audit.job, "_remove_stale_staging",
+    monkeypatch.setattr(rubric_audit.audit.stages, "_remove_stale_staging",
                         other_audit_finishes_meanwhile)
     result = runner.invoke(app, ["audit", str(root), "--out", str(out)])
     assert result.exit_code == 2, (result.output, result.exception)

@@ -287,7 +287,7 @@ def test_a_stored_row_that_is_not_json_is_one_line(tmp_path: Path) -> None:
 
 def test_a_failed_audit_leaves_the_previous_store_and_reports(tmp_path: Path,
                                                               monkeypatch) -> None:
-    import rubric_audit.audit.job
+    import rubric_audit.audit.stages
 
     root = _audit_bench(tmp_path)
     out = tmp_path / "out"
@@ -301,7 +301,7 @@ def test_a_failed_audit_leaves_the_previous_store_and_reports(tmp_path: Path,
     def crash(*args: object) -> None:
         raise OSError("disk full")
 
-    monkeypatch.setattr(rubric_audit.audit.job, "check_attempts", crash)
+    monkeypatch.setattr(rubric_audit.audit.stages, "check_attempts", crash)
     result = invoke("audit", root, "--out", out)
     assert result.exit_code == 1 and "internal error (OSError: disk full)" in result.stderr
     with AuditStore(out / "audit.db") as store:

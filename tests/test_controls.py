@@ -259,11 +259,11 @@ def test_a_gold_failing_only_by_the_code_checker_is_as_sure_as_its_fail_decision
     says so, and the task is neither unachievable nor a broken oracle; where they are, both."""
     from rubric_audit.audit.job import run_audit
     from rubric_audit.checks import precision
-    from rubric_audit.report import summary
+    from rubric_audit.report import summarise
     from tests.conftest import make_benchmark, make_task, make_variant
 
     monkeypatch.setattr(precision, "code_fails_decide", lambda unseen=None: decides)
-    monkeypatch.setattr(summary, "code_fails_decide", lambda unseen=None: decides)
+    monkeypatch.setattr(summarise, "code_fails_decide", lambda unseen=None: decides)
     task = make_task(gold_response="The revised budget is USD 1.5m.")
     task["rubric"][0]["criteria"] = "States the revised budget is USD 1.2m"
     root = make_benchmark(tmp_path / "b", tasks=[task])

@@ -16,7 +16,8 @@ from typing import Any
 
 import pytest
 
-from rubric_audit.audit.job import AuditOptions, benchmark_findings, run_audit, runs_findings
+from rubric_audit.audit.job import AuditOptions, run_audit
+from rubric_audit.audit.stages import benchmark_findings, runs_findings
 from rubric_audit.checks import lints
 from rubric_audit.checks.code_grade import code_verdicts
 from rubric_audit.checks.controls import control_findings, judge_flips_on_repeats

@@ -8,7 +8,8 @@ from pathlib import Path
 
 import pytest
 
-from rubric_audit.audit.job import benchmark_findings, import_into, run_audit, runs_findings
+from rubric_audit.audit.job import run_audit
+from rubric_audit.audit.stages import benchmark_findings, import_into, runs_findings
 from rubric_audit.load.benchmark import load_benchmark
 from rubric_audit.load.runs import load_runs
 from rubric_audit.load.sources import load_sources

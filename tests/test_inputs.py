@@ -6,13 +6,15 @@ import json
 import os
 import shutil
 import sqlite3
+import subprocess
+import sys
 from pathlib import Path
 
 import pytest
 
 from rubric_audit.audit.inputs import inputs_fingerprint
 from rubric_audit.audit.job import AuditOptions, import_runs, run_audit
-from tests.conftest import SAMPLE
+from tests.conftest import ROOT, SAMPLE
 
 
 def lint_findings(out: Path) -> int:
@@ -36,6 +38,44 @@ def test_unchanged_inputs_rebuild_only_the_reports(tmp_path: Path) -> None:
     grades.write_text(grades.read_text() + " ")
     assert not run_audit(bench, None, out).reused
     assert lint_findings(out) == 0, "a run file changed, not the benchmark its lints read"
+
+
+HEAVY = ("numpy", "pandas", "scipy", "pint", "litellm", "rubric_audit.checks.code_grade")
+AUDIT_IN_PROCESS = """
+import json, sys
+from rubric_audit.cli import app
+try:
+    app(["audit", sys.argv[1], "--out", sys.argv[2]])
+except SystemExit as done:
+    assert not done.code, done.code
+print(json.dumps(sorted(m for m in sys.modules if m in sys.argv[3:])))
+"""
+
+
+def test_an_audit_of_unchanged_inputs_imports_neither_the_checks_nor_numpy(
+        tmp_path: Path) -> None:
+    """The second audit of an archive is start-up and a walk of its inputs: reading the stored
+    summary back must not import what builds it. Its reports changed since (a review) are
+    written again, and then the builders are imported."""
+    bench, out = tmp_path / "sample", tmp_path / "out"
+    shutil.copytree(SAMPLE, bench)
+
+    def audit() -> tuple[str, list[str]]:
+        done = subprocess.run([sys.executable, "-c", AUDIT_IN_PROCESS, str(bench), str(out),
+                               *HEAVY], capture_output=True, text=True, cwd=ROOT, check=True,
+                              env={**os.environ, "PYTHONPATH": str(ROOT)})
+        *said, imported = done.stdout.splitlines()
+        return "\n".join(said), json.loads(imported)
+
+    said, imported = audit()
+    assert not said.startswith("Nothing read has changed")
+    assert "numpy" in imported and "rubric_audit.checks.code_grade" in imported
+    said, imported = audit()
+    assert said.startswith("Nothing read has changed") and imported == []
+    (out / "report.md").unlink()
+    said, imported = audit()
+    assert said.startswith("Nothing read has changed") and "numpy" in imported
+    assert (out / "report.md").is_file()
 
 
 def test_an_import_or_other_options_mean_an_audit_not_reused(tmp_path: Path) -> None:

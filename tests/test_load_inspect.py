@@ -14,7 +14,8 @@ from statistics import mean
 import pytest
 from typer.testing import CliRunner
 
-from rubric_audit.audit.job import import_into, run_audit
+from rubric_audit.audit.job import run_audit
+from rubric_audit.audit.stages import import_into
 from rubric_audit.cli import app
 from rubric_audit.core.errors import InputError
 from rubric_audit.core.limits import ZIP_ZSTANDARD

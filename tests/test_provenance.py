@@ -13,7 +13,8 @@ from openpyxl import Workbook
 
 from mock_workspace.server import build_server
 from mock_workspace.session import Session
-from rubric_audit.audit.job import check_provenance, import_runs
+from rubric_audit.audit.job import import_runs
+from rubric_audit.audit.stages import check_provenance
 from rubric_audit.checks import provenance
 from rubric_audit.checks.numbers import find_quantities
 from rubric_audit.checks.provenance import (

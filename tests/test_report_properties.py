@@ -17,7 +17,7 @@ import pytest
 from hypothesis import HealthCheck, example, given, settings
 from hypothesis import strategies as st
 
-from rubric_audit.audit.job import write_reports
+from rubric_audit.audit.reports import write_reports
 from rubric_audit.core.model import Attempt, Control, Criterion, CriterionGrade, Review, Task
 from rubric_audit.load.runs import RecordedRuns
 from rubric_audit.report.html import SCRIPT

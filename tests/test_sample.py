@@ -13,8 +13,8 @@ import openpyxl
 import pytest
 from typer.testing import CliRunner
 
-from rubric_audit.audit.job import benchmark_findings, runs_findings
-from rubric_audit.audit.reports import SITE_KEY
+from rubric_audit.audit.placed import SITE_KEY
+from rubric_audit.audit.stages import benchmark_findings, runs_findings
 from rubric_audit.cli import app
 from rubric_audit.core.scores import attempt_outcome
 from rubric_audit.load.benchmark import load_benchmark

@@ -14,7 +14,7 @@ import pytest
 from typer.testing import CliRunner
 
 from rubric_audit.audit import reports
-from rubric_audit.audit.job import write_reports
+from rubric_audit.audit.reports import write_reports
 from rubric_audit.cli import app
 from rubric_audit.core.model import Review
 from rubric_audit.store.audit_store import AuditStore

@@ -4,8 +4,9 @@ per task): built from the store, placed whole, and built again only when what th
 Every row is read before any report is placed, so a row that cannot be read places none of them;
 findings.jsonl is written a finding at a time into a hidden file beside its place, so an archive's
 findings are never all in memory. The store records which of its generations the placed reports
-show and what each file held (its digest): reports whose store has not changed since (no audit,
-import, review or label written) and whose files are as placed are not built again. The site's
+show and what each file held (its digest), so that reports whose store has not changed since (no
+audit, import, review or label written) and whose files are as placed are not built again
+(`placed`: what reads that record back needs nothing of this module's). The site's
 pages are written a page at a time into a hidden folder that takes the previous site's place after
 the reports; the site is made again only when what it shows changed (`SITE_KEY`), or a page is
 missing or one too many, and then each page only where what it shows changed (its digest): the
@@ -20,12 +21,22 @@ import os
 import shutil
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Any
 
 from pydantic import BaseModel
 
-from rubric_audit import __version__
-from rubric_audit.audit.inputs import CODE, INPUTS_META, TreeDigests
+from rubric_audit.audit.inputs import CODE, TreeDigests
+from rubric_audit.audit.placed import (
+    FINDINGS,
+    REPORTS_META,
+    SITE,
+    SITE_KEY,
+    SUMMARY,
+    built,
+    file_digest,
+    site_key,
+    site_shows,
+    state,
+)
 from rubric_audit.core.atomic import (
     remove_stale_staging,
     replace_folder,
@@ -35,20 +46,13 @@ from rubric_audit.core.atomic import (
 )
 from rubric_audit.core.errors import InputError
 from rubric_audit.core.model import Finding
-from rubric_audit.report.document import task_page
 from rubric_audit.report.html import render_html
 from rubric_audit.report.markdown import render_markdown
 from rubric_audit.report.site import site_pages
 from rubric_audit.report.stats import Interval, remembered
-from rubric_audit.report.summary import AuditSummary, build_summary
+from rubric_audit.report.summarise import build_summary
+from rubric_audit.report.summary import AuditSummary
 from rubric_audit.store.audit_store import AuditStore
-
-FINDINGS = "findings.jsonl"
-SUMMARY = "audit.json"
-REPORTS_META = "reports"
-"""The generation of the store the placed reports show, with their files' digests."""
-SITE = "site"  # the report's site: a page per task beside report.html
-SITE_KEY = ".built"  # in the site: what it was made from, and each page's digest
 
 
 @dataclass
@@ -74,10 +78,6 @@ class Reports:
         self.findings.unlink(missing_ok=True)
         if self.site is not None and self.site.exists():
             shutil.rmtree(self.site)
-
-
-def _digest(data: bytes) -> str:
-    return hashlib.blake2b(data, digest_size=16).hexdigest()
 
 
 class SkippedStep(BaseModel):
@@ -115,11 +115,11 @@ def build_reports(store: AuditStore, folder: Path) -> Reports:
     except BaseException:
         findings.unlink(missing_ok=True)
         raise
-    digests = {name: _digest(text.encode()) for name, text in texts.items()}
+    digests = {name: file_digest(text.encode()) for name, text in texts.items()}
     reports = Reports(summary, texts, findings, digests | {FINDINGS: digest.hexdigest()})
     try:
-        key = _site_key(store, reports.digests)
-        if not _site_shows(folder, key, summary):
+        key = site_key(store, reports.digests)
+        if not site_shows(folder, key):
             reports.site = staging_folder(folder, f".{SITE}.{os.getpid()}.")
             _write_site(store, summary, every, reports.site, key, folder / SITE)
     except BaseException:
@@ -138,39 +138,6 @@ def check_site(folder: Path) -> None:
     remove_stale_staging(target)
 
 
-def _site_key(store: AuditStore, digests: dict[str, str]) -> str | None:
-    """What the site's pages are made from, as a hash: an offline audit's inputs (their
-    fingerprint holds rubric-audit's own code) and what the reports say of them (outcomes,
-    findings, reviewers' labels and notes). None for an audit without a fingerprint (one that
-    called a model): its pages are always made again."""
-    stored = store.meta(INPUTS_META)
-    if not stored or not stored.get("fingerprint"):
-        return None
-    return hashlib.sha256("\0".join([stored["fingerprint"], digests[SUMMARY],
-                                      digests[FINDINGS]]).encode()).hexdigest()
-
-
-def _built(site: Path) -> dict[str, Any]:
-    """What the site in place was made from (`SITE_KEY`: its key, rubric-audit's code and each
-    page's digest; {} for none, or one this tool cannot read)."""
-    built = site / SITE_KEY
-    try:
-        if site.is_symlink() or not built.is_file():
-            return {}
-        made = json.loads(built.read_text(encoding="utf-8"))
-    except (OSError, ValueError):
-        return {}
-    return made if isinstance(made, dict) else {}
-
-
-def _site_shows(folder: Path, key: str | None, summary: AuditSummary) -> bool:
-    """Whether the site in `folder` was made from `key` and has every task's page, no more."""
-    site = folder / SITE
-    pages = {task_page(t, name) for t, name in summary.task_names.items()}
-    return (key is not None and _built(site).get("key") == key
-            and {p.relative_to(folder).as_posix() for p in site.rglob("*.html")} == pages)
-
-
 def _write_site(store: AuditStore, summary: AuditSummary, findings: list[Finding], site: Path,
                 key: str | None, previous: Path) -> None:
     """Every page of the site (report/site.py) into the staging folder `site`, and what they
@@ -178,7 +145,7 @@ def _write_site(store: AuditStore, summary: AuditSummary, findings: list[Finding
     the same code, is that site's file linked in (its bytes and modification time kept), not
     made again: adding a variant or a review makes again only the pages that show it."""
     code = TreeDigests().digest(CODE).hex()
-    before = _built(previous)
+    before = built(previous)
     kept = before.get("pages", {}) if before.get("code") == code else {}
     pages: dict[str, str] = {}
     for page in site_pages(store, summary, findings):
@@ -215,41 +182,11 @@ def _intervals(store: AuditStore) -> dict[str, Interval]:
     return known
 
 
-def _state(store: AuditStore, generation: int) -> dict[str, Any]:
-    """What the reports show besides the store's rows: its generation, schema and the code."""
-    return {"generation": generation, "schema": store.schema_version, "version": __version__,
-            "code": TreeDigests().digest(CODE).hex()}
-
-
 def record(store: AuditStore, reports: Reports) -> None:
     """Note in the store (inside the transaction that built them, or alone) which generation the
     reports show, once committed: writing the note changes no generation."""
-    store.set_meta(REPORTS_META, {**_state(store, store.committed_generation()),
+    store.set_meta(REPORTS_META, {**state(store, store.committed_generation()),
                                   "files": reports.digests}, counted=False)
-
-
-def placed_summary(store: AuditStore, folder: Path) -> AuditSummary | None:
-    """The summary of the reports in `folder` if they show the store as it is, else None."""
-    placed = store.meta(REPORTS_META)
-    if not isinstance(placed, dict) or {k: placed.get(k) for k in ("generation", "schema",
-                                                                   "version", "code")} \
-            != _state(store, store.generation()):
-        return None
-    files = placed.get("files", {})
-    try:
-        if any(_digest((folder / name).read_bytes()) != files.get(name)
-               for name in (SUMMARY, "report.md", "report.html", FINDINGS)):
-            return None
-        summary = AuditSummary.model_validate_json((folder / SUMMARY).read_bytes())
-        return summary if _site_shows(folder, _site_key(store, files), summary) else None
-    except (OSError, ValueError):
-        return None
-
-
-def current_reports(store: AuditStore, folder: Path) -> AuditSummary:
-    """The reports of the store into `folder`, unless those there already show it."""
-    summary = placed_summary(store, folder)
-    return summary if summary is not None else write_reports(store, folder)
 
 
 def write_reports(store: AuditStore, folder: Path) -> AuditSummary:

@@ -25,12 +25,15 @@ from collections import defaultdict
 from collections.abc import Callable, Iterable, Iterator
 from dataclasses import dataclass
 from math import comb, prod
+from typing import TYPE_CHECKING
 
-import numpy as np
 from pydantic import BaseModel
 
 from rubric_audit.core.model import AttemptRow, Finding, GradeRow, Task, grades_by_attempt
 from rubric_audit.core.scores import attempt_outcome
+
+if TYPE_CHECKING:
+    import numpy as np  # imported where used: reading a stored summary needs none
 
 MIN_ATTEMPTS = 4
 CHANCE = 0.2
@@ -107,6 +110,8 @@ def task_items(tasks: list[Task], attempts: Iterable[AttemptRow], grades: Iterab
 
 def correlation(x: np.ndarray, y: np.ndarray) -> float | None:
     """Pearson's r (point-biserial for a 0/1 x); None when either side never varies."""
+    import numpy as np
+
     if len(x) < 2 or np.ptp(x) == 0 or np.ptp(y) == 0:
         return None
     return float(np.corrcoef(x, y)[0, 1])
@@ -116,6 +121,8 @@ def low_sum_chance(passed: list[bool], values: list[float]) -> float:
     """P(S <= S_observed), S the sum of `values` over the passing attempts, when the passes are
     shuffled over the attempts: exact over the attempts' distinct values (a multivariate
     hypergeometric), or a normal approximation past EXACT_LIMIT compositions."""
+    import numpy as np
+
     groups: dict[float, list[bool]] = defaultdict(list)
     for p, v in zip(passed, values, strict=True):
         groups[v].append(p)
@@ -172,6 +179,8 @@ class Discrimination:
 
 def _discrimination(items: TaskItems, passed: Callable[[ItemAttempt], bool | None]
                     ) -> Discrimination | None:
+    import numpy as np
+
     seen = [(a, p) for a in items.attempts if (p := passed(a)) is not None]
     if not seen:
         return None
@@ -334,6 +343,8 @@ def item_rows(items: list[TaskItems]) -> list[ItemRow]:
 
 def _rest_correlation(items: TaskItems, criterion_id: str) -> float | None:
     """Passing the criterion against the share of the task's other criteria passed."""
+    import numpy as np
+
     others = [c for c in items.criteria if c != criterion_id]
     pairs = [(a.verdicts[criterion_id], sum(a.verdicts.get(c, False) for c in others)
               / len(others)) for a in items.attempts if criterion_id in a.verdicts and others]

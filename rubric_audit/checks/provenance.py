@@ -31,7 +31,7 @@ from typing import Literal
 import numpy as np
 
 from rubric_audit.checks.numbers import Quantity, find_quantities, unread
-from rubric_audit.checks.result_places import PLAIN_NUMBER, JsonTree, parse_result, place_of, readings
+from rubric_audit.checks.result_places import PLAIN_NUMBER, ResultPlaces, readings
 from rubric_audit.core.model import Attempt, Finding, Record, Trajectory
 
 FINAL_ANSWER_TOOLS = frozenset({"final_answer", "submit"})
@@ -86,7 +86,7 @@ class _Seen:
         self._order = np.argsort(self.values, kind="stable")  # positions, by value
         self._sorted = self.values[self._order]
         self._pools: dict[bool, np.ndarray] = {}  # operands, by whether any digits count
-        self._parsed: dict[int, JsonTree | None] = {}  # a source's JSON, parsed once
+        self._read: dict[int, tuple[str, ResultPlaces]] = {}  # a source read for places
 
     def _add(self, step: int, tool: str, text: str, arguments: str, tokens: list[str]) -> int:
         """Add a source's numbers to `tokens`; returns how many."""
@@ -98,14 +98,22 @@ class _Seen:
         self.sources.append((step, tool, text))
         return len(found)
 
-    def first(self, low: float, high: float, digits: int) -> tuple[int, str, str, str] | None:
-        """(step, tool, context, place) of the earliest number in [low, high] at a power-of-ten
-        scale: one written as precisely as the answer's number (`digits` significant digits or
-        more) at any scale first, a shorter one (3 for 3.00) after.
+    def first(self, lows: np.ndarray, highs: np.ndarray, digits: list[int]
+              ) -> list[tuple[int, str, str, str] | None]:
+        """For each answer number (its [low, high] and significant digits), (step, tool,
+        context, place) of the earliest number in [low, high] at a power-of-ten scale: one
+        written as precisely as the answer's number (`digits` significant digits or more) at
+        any scale first, a shorter one (3 for 3.00) after. Every number's every scale is looked
+        up in one search.
 
         Numbers are kept in the order of their steps, so the earliest is the first position."""
-        starts = np.searchsorted(self._sorted, low / SCALE_FACTORS, "left").tolist()
-        ends = np.searchsorted(self._sorted, high / SCALE_FACTORS, "right").tolist()
+        starts = np.searchsorted(self._sorted, lows[:, None] / SCALE_FACTORS, "left").tolist()
+        ends = np.searchsorted(self._sorted, highs[:, None] / SCALE_FACTORS, "right").tolist()
+        return [self._first(begun, ended, wanted)
+                for begun, ended, wanted in zip(starts, ends, digits, strict=True)]
+
+    def _first(self, starts: list[int], ends: list[int], digits: int
+               ) -> tuple[int, str, str, str] | None:
         found = [self._order[start:end] for start, end in zip(starts, ends, strict=True)
                  if start < end]  # positions, by scale
         for positions in found:
@@ -119,9 +127,10 @@ class _Seen:
         """(step, tool, context, place) of the number at `position`."""
         owner, token = int(self.owners[position]), self.tokens[position]
         step, tool, text = self.sources[owner]
-        if owner not in self._parsed:
-            self._parsed[owner] = parse_result(text)
-        return step, tool, _context(text, token), place_of(text, self._parsed[owner], token)
+        if owner not in self._read:  # read once, however many of the answer's numbers it has
+            self._read[owner] = ESCAPED_SPACE.sub(" ", text), ResultPlaces(text)
+        plain, places = self._read[owner]
+        return step, tool, _context(plain, token), places.place(token)
 
     def pool(self, extra: np.ndarray | None = None, any_digits: bool = False) -> np.ndarray:
         """The operands of a computation: distinct values written to two significant digits or
@@ -150,7 +159,7 @@ def _between(pool: np.ndarray, low: np.ndarray, high: np.ndarray) -> np.ndarray:
 
 
 def _context(text: str, token: str) -> str:
-    text = ESCAPED_SPACE.sub(" ", text)
+    """The words around `token` in `text` (a tool result, its escaped spaces made spaces)."""
     at = text.find(token)
     if at < 0:  # a reading of "1,234" as cells
         at = text.find(token.split(".")[0])
@@ -180,40 +189,75 @@ WAYS: tuple[tuple[str, Callable[[Values, Values], Values]], ...] = (
     ("change from {b:g} to {a:g}", lambda m, b: b * (1 + m)),
     ("share of {b:g} other than {a:g}", lambda m, b: b * (1 - m)))  # accuracy: 1 - errors/lines
 LOOKUPS_PER_SEARCH = 1_024
+LOOKUPS_PER_BATCH = 16_384
 PRECISE_RESULT = 4  # significant digits from which a single-digit operand counts
 
 
-def _computed(seen: _Seen, low: float, high: float, digits: int,
-              workbook: np.ndarray | None = None) -> str | None:
-    """How two values seen (or computed by the task's workbook) give a value in [low, high] (a
-    sum, difference, ratio, product, change or complement): the first way at the first
-    power-of-ten scale that has one, with the smallest b. A result of PRECISE_RESULT
-    significant digits or more may have a single-digit operand (a total over 5 branches): a
-    coincidence that precise is unlikely.
+def _computed(seen: _Seen, lows: np.ndarray, highs: np.ndarray, digits: list[int],
+              workbook: np.ndarray | None = None) -> list[str | None]:
+    """For each answer number (its [low, high] and significant digits), how two values seen (or
+    computed by the task's workbook) give a value in it (a sum, difference, ratio, product,
+    change or complement): the first way at the first power-of-ten scale that has one, with the
+    smallest b. A result of PRECISE_RESULT significant digits or more may have a single-digit
+    operand (a total over 5 branches): a coincidence that precise is unlikely.
 
     The a each b needs is looked up in the sorted operands, every way of as many scales at once
-    as keep a search near LOOKUPS_PER_SEARCH lookups: a few operands are tried at every scale in
-    one search, many one scale at a time (the first usually answers)."""
-    pool = seen.pool(workbook, any_digits=digits >= PRECISE_RESULT)
-    if len(pool) > MAX_POOL_FOR_PAIRS:
-        return f"not tested: {len(pool):,} numbers seen, too many for a pair to mean anything"
-    lows, highs = low / SCALE_FACTORS, high / SCALE_FACTORS
-    per_search = max(1, LOOKUPS_PER_SEARCH // (len(WAYS) * max(len(pool), 1)))
+    as keep a search near LOOKUPS_PER_SEARCH lookups per number: a few operands are tried at
+    every scale in one search, many one scale at a time (the first usually answers); the
+    numbers of one pool of operands are searched together, up to LOOKUPS_PER_BATCH lookups, and
+    a number leaves the search at the first scale that answers it."""
+    found_how: list[str | None] = [None] * len(digits)
+    for any_digits in (False, True):
+        numbers = [n for n, d in enumerate(digits) if (d >= PRECISE_RESULT) == any_digits]
+        if not numbers:
+            continue
+        pool = seen.pool(workbook, any_digits=any_digits)
+        if len(pool) > MAX_POOL_FOR_PAIRS:
+            for n in numbers:
+                found_how[n] = (f"not tested: {len(pool):,} numbers seen, too many for a pair "
+                                f"to mean anything")
+            continue
+        per_search = max(1, LOOKUPS_PER_SEARCH // (len(WAYS) * max(len(pool), 1)))
+        together = max(1, LOOKUPS_PER_BATCH // (len(WAYS) * max(len(pool), 1) * per_search))
+        for first in range(0, len(numbers), together):
+            batch = numbers[first:first + together]
+            for n, how in zip(batch, _computed_batch(pool, lows[batch], highs[batch],
+                                                     per_search), strict=True):
+                found_how[n] = how
+    return found_how
+
+
+def _computed_batch(pool: np.ndarray, low: np.ndarray, high: np.ndarray, per_search: int
+                    ) -> list[str | None]:
+    """`_computed` of a few numbers with one pool of operands, `per_search` scales at a time."""
+    out: list[str | None] = [None] * len(low)
+    lows, highs = low[:, None] / SCALE_FACTORS, high[:, None] / SCALE_FACTORS  # number x scale
+    left = list(range(len(low)))  # the numbers no scale has answered yet
     for start in range(0, len(SCALES), per_search):
-        lo, hi = lows[start:start + per_search, None], highs[start:start + per_search, None]
+        if not left:
+            break
+        scales = min(per_search, len(SCALES) - start)
+        # one row per (number, scale), as a number's own search had them
+        lo = lows[left, start:start + per_search].reshape(-1, 1)
+        hi = highs[left, start:start + per_search].reshape(-1, 1)
         with np.errstate(divide="ignore", invalid="ignore"):  # a product's b of 0: no a
             ends = [np.stack([operand(m, pool) for _, operand in WAYS], axis=1) for m in (lo, hi)]
-            # by scale, way and b (a complement falls as m rises: its ends are swapped)
+            # by row, way and b (a complement falls as m rises: its ends are swapped)
             found = _between(pool, np.fmin(*ends), np.fmax(*ends))
         found[hi[:, 0] >= 1, -2:] = False  # no change or complement of 100% or more
-        by_way = found.any(axis=2)
-        if by_way.any():
-            scale, way = divmod(int(by_way.argmax()), len(WAYS))
-            b = pool[int(found[scale, way].argmax())]  # the smallest
+        by_way = found.any(axis=2).reshape(len(left), scales * len(WAYS))
+        answered: list[bool] = np.any(by_way, axis=1).tolist()
+        for row, (n, hit) in enumerate(zip(left, answered, strict=True)):
+            if not hit:
+                continue
+            scale, way = divmod(int(by_way[row].argmax()), len(WAYS))
+            at = row * scales + scale
+            b = pool[int(found[at, way].argmax())]  # the smallest
             text, operand = WAYS[way]
-            middle = (float(lo[scale, 0]) + float(hi[scale, 0])) / 2
-            return text.format(a=float(operand(middle, b)), b=float(b)) + " (values seen)"
-    return None
+            middle = (float(lo[at, 0]) + float(hi[at, 0])) / 2
+            out[n] = text.format(a=float(operand(middle, b)), b=float(b)) + " (values seen)"
+        left = [n for n, hit in zip(left, answered, strict=True) if not hit]
+    return out
 
 
 class _Workbook:
@@ -249,22 +293,26 @@ def answer_provenance(answer: str, trajectory: Trajectory,
     if not judged:
         return []
     seen, book = _Seen(trajectory), _Workbook(workbook or {})
-    out = []
-    for q in judged:
-        low, high = _interval(q)
-        hit = seen.first(low, high, _significant(q.text))
+    intervals = [_interval(q) for q in judged]
+    lows = np.array([low for low, _ in intervals])
+    highs = np.array([high for _, high in intervals])
+    digits = [_significant(q.text) for q in judged]
+    out: list[ValueSource | None] = []
+    for q, hit, (low, high) in zip(judged, seen.first(lows, highs, digits), intervals,
+                                   strict=True):
         if hit is not None:
             out.append(ValueSource(text=q.text, status="seen", step=hit[0], tool=hit[1],
                                    where=hit[2], place=hit[3]))
             continue
         computes = book.gives(low, high)
-        if computes is not None:
-            out.append(ValueSource(text=q.text, status="workbook", where=computes))
-            continue
-        how = _computed(seen, low, high, _significant(q.text), book.values)
-        out.append(ValueSource(text=q.text, status="computed" if how else "unsupported",
-                               where=how or ""))
-    return out
+        out.append(ValueSource(text=q.text, status="workbook", where=computes)
+                   if computes is not None else None)
+    left = [n for n, source in enumerate(out) if source is None]  # neither seen nor the workbook's
+    computed = _computed(seen, lows[left], highs[left], [digits[n] for n in left], book.values)
+    for n, how in zip(left, computed, strict=True):
+        out[n] = ValueSource(text=judged[n].text, status="computed" if how else "unsupported",
+                             where=how or "")
+    return [source for source in out if source is not None]
 
 
 def has_tool_results(trajectory: Trajectory) -> bool:

@@ -3,7 +3,7 @@
 
 Tool output is machine text, so its numbers are read by a plain pattern (`PLAIN_NUMBER`). A result
 is parsed as JSON only when it looks like JSON and is under `MAX_PARSED_CHARS`, and walked without
-recursion; where a place cannot be known, `place_of` says "" and never guesses.
+recursion; where a place cannot be known, `ResultPlaces.place` says "" and never guesses.
 """
 
 from __future__ import annotations
@@ -52,10 +52,63 @@ def parse_result(text: str) -> JsonTree | None:
     return parsed if isinstance(parsed, dict | list) else None
 
 
-def place_of(text: str, parsed: JsonTree | None, token: str) -> str:
-    """Where in a structured result `token` first is ("" when that cannot be known)."""
-    place = _json_place(parsed, token) if parsed is not None else _table_place(text, token)
-    return place if len(place) <= MAX_PLACE else place[:MAX_PLACE - 1] + "…"
+class ResultPlaces:
+    """Where numbers sit in one tool result, asked of number after number: the result is
+    parsed as JSON once, and its lines are read for their numbers once each, as far as the
+    numbers asked for (a result where many of an answer's numbers were seen is read once, not
+    once per number)."""
+
+    def __init__(self, text: str) -> None:
+        self.parsed = parse_result(text)
+        self._lines = _Lines(text) if self.parsed is None else None
+
+    def place(self, token: str) -> str:
+        """Where in the result `token` first is ("" when that cannot be known)."""
+        place = (self._lines.table_place(token) if self._lines is not None
+                 else _json_place(self.parsed, token) if self.parsed is not None else "")
+        return place if len(place) <= MAX_PLACE else place[:MAX_PLACE - 1] + "…"
+
+
+class _Lines:
+    """A text's lines, and the line each number read so far is first written on."""
+
+    def __init__(self, text: str) -> None:
+        self.lines = text.splitlines()
+        self._first: dict[str, int] = {}
+        self._read = 0  # lines read for their numbers so far
+
+    def line_of(self, token: str) -> int | None:
+        """The first line `token` is written on (read on from the last line read until it is
+        found), or None."""
+        while token not in self._first and self._read < len(self.lines):
+            for reading in readings(PLAIN_NUMBER.findall(self.lines[self._read])):
+                self._first.setdefault(reading, self._read)
+            self._read += 1
+        return self._first.get(token)
+
+    def table_place(self, token: str) -> str:
+        """The row label and column header of the first table cell holding `token`: a table is
+        a run of two lines or more split by one delimiter (tab, pipe, comma) into the same
+        number of fields, its first line the header (named in words); a spreadsheet grid (a
+        blank corner, columns D, E, F..., rows numbered) gives the cell (`M94`). "" when the
+        number is first written outside such a cell, or in the header or the label column."""
+        at = self.line_of(token)
+        if at is None:
+            return ""
+        lines, line = self.lines, self.lines[at]
+        for delimiter in TABLE_DELIMITERS:
+            fields = _fields(line, delimiter)
+            column = next((i for i, f in enumerate(fields) if _is_cell_of(f, token)), None)
+            if column is None:
+                continue
+            header = _table_header(lines, at, delimiter, len(fields))
+            if header is None or column == 0 or not WORD.search(header[column]) or not fields[0]:
+                return ""
+            row, name = fields[0], header[column]
+            if row.isdigit() and _is_grid_header(header):
+                return f"{name}{row}"
+            return f"row {row!r}, column {name!r}"
+        return ""  # first written outside any table
 
 
 def _json_place(root: JsonTree, token: str) -> str:
@@ -77,7 +130,7 @@ def _json_place(root: JsonTree, token: str) -> str:
         if isinstance(node, str) and not _is_cell_of(node, token):  # text: a table in it?
             if token not in readings(PLAIN_NUMBER.findall(node)):
                 continue
-            inner = _table_place(node, token)
+            inner = _Lines(node).table_place(token)
             return f"{_key_path(_way(up)[0])} {inner}".strip() if inner else ""
         if isinstance(node, str) or node == value:  # the leaf is the value (151.2 or "151.2")
             path, parents = _way(up)
@@ -121,32 +174,6 @@ def _key_path(path: tuple[Any, ...]) -> str:
         else:
             out += f"[{json.dumps(key)}]"
     return out
-
-
-def _table_place(text: str, token: str) -> str:
-    """The row label and column header of the first table cell holding `token`: a table is a
-    run of two lines or more split by one delimiter (tab, pipe, comma) into the same number of
-    fields, its first line the header (named in words); a spreadsheet grid (a blank corner,
-    columns D, E, F..., rows numbered) gives the cell (`M94`). "" when the number is first
-    written outside such a cell, or in the header or the label column."""
-    lines = text.splitlines()
-    for at, line in enumerate(lines):
-        if token not in readings(PLAIN_NUMBER.findall(line)):
-            continue
-        for delimiter in TABLE_DELIMITERS:
-            fields = _fields(line, delimiter)
-            column = next((i for i, f in enumerate(fields) if _is_cell_of(f, token)), None)
-            if column is None:
-                continue
-            header = _table_header(lines, at, delimiter, len(fields))
-            if header is None or column == 0 or not WORD.search(header[column]) or not fields[0]:
-                return ""
-            row, name = fields[0], header[column]
-            if row.isdigit() and _is_grid_header(header):
-                return f"{name}{row}"
-            return f"row {row!r}, column {name!r}"
-        return ""  # first written outside any table
-    return ""
 
 
 def _is_grid_header(header: list[str]) -> bool:

@@ -69,21 +69,33 @@ def too_big(size: int, limit: int) -> str:
 NO_FOLLOW = getattr(os, "O_NOFOLLOW", 0)  # POSIX, where rubric-audit runs
 
 
-def open_regular(path: Path | str) -> BinaryIO:
-    """A regular file opened for reading. A symbolic link is refused, not followed (it could
-    name any file on this machine, whose text would then reach audit.db and a judge), and so is
-    a named pipe or a device (opened without blocking, so a FIFO cannot hang the read)."""
+def _regular_descriptor(path: Path | str) -> tuple[int, int]:
+    """A regular file opened for reading, as (descriptor, size). A symbolic link is refused, not
+    followed (it could name any file on this machine, whose text would then reach audit.db and
+    a judge), and so is a named pipe or a device (opened without blocking, so a FIFO cannot hang
+    the read)."""
     try:
         descriptor = os.open(path, os.O_RDONLY | NO_FOLLOW | os.O_NONBLOCK)
     except OSError as exc:
         if exc.errno == errno.ELOOP:
             raise InputError(path, None, "a symbolic link: not followed") from None
         raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
-    fh = os.fdopen(descriptor, "rb")
-    if not stat.S_ISREG(os.fstat(fh.fileno()).st_mode):
-        fh.close()
+    try:
+        info = os.fstat(descriptor)
+    except OSError as exc:
+        os.close(descriptor)
+        raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
+    if not stat.S_ISREG(info.st_mode):
+        os.close(descriptor)
         raise InputError(path, None, "not a regular file (a pipe, device or folder)")
-    return fh
+    return descriptor, info.st_size
+
+
+def open_regular(path: Path | str) -> BinaryIO:
+    """A regular file opened for reading (`_regular_descriptor`: no link followed, no pipe or
+    device read)."""
+    descriptor, _ = _regular_descriptor(path)
+    return os.fdopen(descriptor, "rb")
 
 
 def utf8_path(path: Path) -> Path:
@@ -120,23 +132,34 @@ def files_under(root: Path) -> Iterator[Path]:
 
 
 def read_bytes(path: Path | str, limit: int = MAX_FILE_BYTES) -> bytes:
-    """A regular file's bytes (`open_regular`), refused by its size before it is read (and if
-    it grows while read)."""
+    """A regular file's bytes (`_regular_descriptor`), refused by its size before it is read
+    (and if it grows while read). Read from the descriptor itself: an archive's runs are
+    hundreds of thousands of small files, and a file object each cost more than the read."""
+    descriptor, size = _regular_descriptor(path)
     try:
-        with open_regular(path) as fh:
-            size = os.fstat(fh.fileno()).st_size
-            if size > limit:
-                raise InputError(path, None, f"file too large: {too_big(size, limit)}")
-            # read(n) allocates n bytes first: ask for the size the file has (and one more, to
-            # see it grow), then for the rest of the limit only if it did grow
-            data = fh.read(size + 1)
-            if len(data) > size:
-                data += fh.read(limit + 1 - len(data))
+        if size > limit:
+            raise InputError(path, None, f"file too large: {too_big(size, limit)}")
+        # ask for the size the file has (and one more, to see it grow), then for the rest of
+        # the limit only if it did grow
+        data = _read_up_to(descriptor, size + 1)
+        if len(data) > size:
+            data += _read_up_to(descriptor, limit + 1 - len(data))
     except OSError as exc:
         raise InputError(path, None, f"cannot read: {exc.strerror or exc}") from None
+    finally:
+        os.close(descriptor)
     if len(data) > limit:
         raise InputError(path, None, f"file too large: more than {limit:,} bytes")
     return data
+
+
+def _read_up_to(descriptor: int, wanted: int) -> bytes:
+    """Up to `wanted` bytes from the descriptor, fewer only at the end of the file."""
+    parts, got = [], 0
+    while got < wanted and (part := os.read(descriptor, wanted - got)):
+        parts.append(part)
+        got += len(part)
+    return parts[0] if len(parts) == 1 else b"".join(parts)
 
 
 def file_digest(path: Path | str, limit: int) -> bytes:

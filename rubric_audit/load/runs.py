@@ -418,8 +418,10 @@ class AttemptFiles:
     def json(self, name: str) -> Any:
         """The parsed JSON file `name`, or None where the folder has none."""
         data = self.files.get(name)
+        if data is None:
+            return None
         path = self.folder / name
-        return None if data is None else parse_json(path, decode_text(path, data))
+        return parse_json(path, decode_text(path, data))
 
     def parsed(self, name: str, model: type[M] | TypeAdapter[Any]) -> Any:
         """The JSON file `name` validated by its model (None where the folder has none): a value

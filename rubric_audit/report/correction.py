@@ -29,14 +29,16 @@ from __future__ import annotations
 import math
 from collections import Counter, defaultdict
 from collections.abc import Iterable
-from typing import Any, Literal
+from typing import TYPE_CHECKING, Any, Literal
 
-import numpy as np
 from pydantic import BaseModel
 
 from rubric_audit.core.model import FAILURE_LABELS, PASS_LABELS, Task
 from rubric_audit.report.statistics import PerTask
 from rubric_audit.report.stats import Interval, proportion
+
+if TYPE_CHECKING:
+    import numpy as np  # imported where used: reading a stored summary needs none
 
 Z = 1.959963984540054  # the standard normal's 97.5th percentile
 MIN_PASS_REVIEWS = 2
@@ -111,6 +113,8 @@ def stratified_estimate(graded: np.ndarray, stratum: np.ndarray, truth: np.ndarr
     ...), `truth` the reviewed outcome (NaN where unreviewed). Every failure must be reviewed
     and every pass domain must have a review (ValueError otherwise: the caller refuses first).
     """
+    import numpy as np
+
     t = len(graded)
     reviewed = ~np.isnan(truth)
     if not t:
@@ -300,6 +304,8 @@ def _weighted_rate(strata: list[Stratum]) -> Interval:
 
 def _score(key: tuple[str, str], rows: PerTask, kind_of: dict[str, tuple[str, int]],
            truth: dict[str, float]) -> CorrectedScore:
+    import numpy as np
+
     ids = sorted(rows)
     graded = np.asarray([rows[t][1] / rows[t][0] for t in ids])
     stratum = np.asarray([kind_of.get(t, ("mixed", MIXED))[1] for t in ids])

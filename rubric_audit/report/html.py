@@ -122,13 +122,19 @@ GROUP_COLOURS = {"as graded": "#6b7280", FROM_CHECKS: "#2b6cb0", "after review":
 FONT_SIZE = 10  # points, at the figure's own width: about the page's body size once placed
 
 
+CODE_SPAN = re.compile(r"`([^`]+)`")
+STRONG = re.compile(r"\*\*([^*]+)\*\*")
+EMPHASIS = re.compile(r"(?<![\w*])\*([^*]+)\*(?![\w*])")
+
+
 def _styled(escaped: str) -> str:
     """Our own `code` spans, **strong** and *emphasis* in escaped text, as HTML."""
-    if "`" not in escaped and "*" not in escaped:
+    if "`" in escaped:
+        escaped = CODE_SPAN.sub(lambda found: f"<code>{found.group(1)}</code>", escaped)
+    if "*" not in escaped:
         return escaped
-    escaped = re.sub(r"`([^`]+)`", r"<code>\1</code>", escaped)
-    escaped = re.sub(r"\*\*([^*]+)\*\*", r"<strong>\1</strong>", escaped)
-    return re.sub(r"(?<![\w*])\*([^*]+)\*(?![\w*])", r"<em>\1</em>", escaped)
+    escaped = STRONG.sub(lambda found: f"<strong>{found.group(1)}</strong>", escaped)
+    return EMPHASIS.sub(lambda found: f"<em>{found.group(1)}</em>", escaped)
 
 
 def _inline(text: str) -> str:

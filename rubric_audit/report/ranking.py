@@ -16,12 +16,15 @@ from tasks like them; the order is called stable where the swap probability is a
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
-import numpy as np
 from pydantic import BaseModel
 
 from rubric_audit.report.statistics import OPTIONS, PerTask, option_tasks, rescored
 from rubric_audit.report.stats import DEFAULT_SEED, RESAMPLES, resample_indices
+
+if TYPE_CHECKING:
+    import numpy as np  # imported where used: reading a stored summary needs none
 
 STABLE = 0.05
 EPSILON = 1e-12
@@ -67,6 +70,8 @@ def _label(key: tuple[str, str]) -> str:
 
 def _rates(rows: PerTask, ids: list[str]) -> np.ndarray:
     """Per-task pass@1 over `ids`, NaN where the model has no outcome."""
+    import numpy as np
+
     return np.asarray([rows[t][1] / rows[t][0] if t in rows else np.nan for t in ids])
 
 
@@ -74,6 +79,8 @@ def fewest_to_flip(total: float, gains: np.ndarray) -> list[int]:
     """Indices of the fewest terms to take off `total` (each by its gain) for it to reach zero or
     under: greedy by the largest gain, which is optimal for a sum. All positive gains, and
     still over zero, when even that cannot."""
+    import numpy as np
+
     chosen: list[int] = []
     for i in np.argsort(-gains, kind="stable"):
         if total <= EPSILON or gains[i] <= 0:
@@ -86,6 +93,8 @@ def fewest_to_flip(total: float, gains: np.ndarray) -> list[int]:
 def pair_stability(option: str, grader: str, a: tuple[str, str], b: tuple[str, str],
                    ra: PerTask, rb: PerTask, common: list[str], seed: int) -> PairStability:
     """How sure the order of a and b is over their common tasks, and what would flip it."""
+    import numpy as np
+
     xa, xb = _rates(ra, common), _rates(rb, common)
     lead = float((xa - xb).mean()) if common else 0.0
     if lead < 0:
@@ -113,6 +122,8 @@ def pair_stability(option: str, grader: str, a: tuple[str, str], b: tuple[str, s
 def rank_intervals(option: str, grader: str, results: dict[tuple[str, str], PerTask],
                    chosen: dict[tuple[str, str], set[str]], seed: int) -> list[RankInterval]:
     """Each model's rank over resamples of every task the option scores for some model."""
+    import numpy as np
+
     keys = sorted(results)
     ids = sorted(set().union(*chosen.values()))
     if not ids:

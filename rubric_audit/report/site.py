@@ -54,14 +54,29 @@ def _shown(text: str, limit: int = TEXT_LIMIT) -> Block:
     return Preformatted(_cut(text, limit)) if text.strip() else Text("*(empty)*")
 
 
-def _task_section(task: Task, summary: AuditSummary) -> Section:
+@dataclass(frozen=True)
+class _Standing:
+    """What every task's page reads of the summary, worked out once for the site, not once a
+    page (each is a walk of every task)."""
+
+    unachievable: dict[str, str]
+    unknown: set[str]
+    disputed: set[str]
+
+    @classmethod
+    def of(cls, summary: AuditSummary) -> _Standing:
+        return cls(summary.achievable.unachievable(), summary.achievable.unknown(),
+                   set(summary.disputed_tasks))
+
+
+def _task_section(task: Task, summary: AuditSummary, standing: _Standing) -> Section:
     outcomes = [f"{stranger(o.variant)} {o.tasks[task.id]}" for o in summary.task_outcomes
                 if o.grader == summary.failure_split.grader and task.id in o.tasks]
-    unachievable = summary.achievable.unachievable()
+    unachievable = standing.unachievable
     achievable = (f"unachievable ({unachievable[task.id]})" if task.id in unachievable
-                  else "unknown (no gold)" if task.id in summary.achievable.unknown()
+                  else "unknown (no gold)" if task.id in standing.unknown
                   else "achievable")
-    label = ("disputed" if task.id in summary.disputed_tasks
+    label = ("disputed" if task.id in standing.disputed
              else label_name(summary.review_labels.get(task.id, "not reviewed")))
     return Section(stranger(task.name), [
         Bullets([f"domain: {stranger(task.domain) if task.domain else 'none given'}; world: "
@@ -194,6 +209,7 @@ def site_pages(store: AuditStore, summary: AuditSummary, findings: list[Finding]
     for finding in findings:
         if finding.task_id:
             by_task[finding.task_id].append(finding)
+    standing = _Standing.of(summary)
     for i, task in enumerate(tasks):
         nav = [("the report", "report.html"), ("next actions", "report.html#next-actions"),
                ("all tasks", "report.html#tasks")]
@@ -204,7 +220,8 @@ def site_pages(store: AuditStore, summary: AuditSummary, findings: list[Finding]
             nav.append((f"next: {tasks[i + 1].name}", task_page(tasks[i + 1].id,
                                                                tasks[i + 1].name)))
         title = f"{task.name}: rubric-audit"
-        shown = [_task_section(task, summary), *_rubric(task), _findings(task, by_task[task.id])]
+        shown = [_task_section(task, summary, standing), *_rubric(task),
+                 _findings(task, by_task[task.id])]
         reviews = _reviews(task, summary)
         digest = hashlib.blake2b(repr((title, nav, shown, reviews)).encode(), digest_size=16)
         digest.update(store.task_attempts_digest(task.id).encode())

@@ -11,7 +11,6 @@ from typing import NamedTuple
 
 from pydantic import BaseModel
 
-from rubric_audit.checks.lints import TASK_CHECKS
 from rubric_audit.core.model import (
     FAILURE_LABELS,
     PASS_LABELS,
@@ -43,8 +42,7 @@ from rubric_audit.review.labels import (
     json_key,
 )
 
-TASK_DEFECT_CHECKS = {c.__name__ for c in TASK_CHECKS} | {
-    "control_gold_fails", "control_null_passes", "gold_recompute_mismatch"}
+CONTROL_DEFECT_CHECKS = {"control_gold_fails", "control_null_passes", "gold_recompute_mismatch"}
 OPTIONS = {
     "as_graded": "every scored task, as graded",
     "without_defective": "without tasks reviewers labelled defective",
@@ -246,9 +244,14 @@ def _common_attempts(counts: list[int]) -> int | None:
 
 
 def flagged_tasks(findings: Iterable[FindingRow]) -> set[str]:
-    """Tasks an error finding of a task-defect check flags (the `without_flagged` option)."""
+    """Tasks an error finding of a task-defect check flags (the `without_flagged` option): a
+    lint's, or a control's or gold recomputation's that finds the task broken. The lints are
+    imported here, where they are asked for: reading a stored summary needs none of them."""
+    from rubric_audit.checks.lints import TASK_CHECKS
+
+    defects = {c.__name__ for c in TASK_CHECKS} | CONTROL_DEFECT_CHECKS
     return {f.task_id for f in findings if f.task_id and f.severity == "error"
-            and f.check in TASK_DEFECT_CHECKS}
+            and f.check in defects}
 
 
 def finding_precision(findings: Iterable[FindingRow], log: list[tuple[int, FindingReview]]

@@ -16,10 +16,12 @@ from contextlib import contextmanager
 from contextvars import ContextVar
 from functools import lru_cache
 from math import comb
-from typing import Literal
+from typing import TYPE_CHECKING, Literal
 
-import numpy as np
 from pydantic import BaseModel, model_validator
+
+if TYPE_CHECKING:
+    import numpy as np  # imported where used: reading a stored summary needs none
 
 DEFAULT_SEED = 20_260_529
 RESAMPLES = 2000
@@ -59,6 +61,7 @@ def proportion(successes: int, n: int,
     two bit for bit wherever statsmodels' bounds contain the estimate): importing statsmodels
     (and pandas with it) costs every report ~0.5 s.
     """
+    import numpy as np
     from scipy import stats
 
     if n == 0:
@@ -101,6 +104,8 @@ many (16 MB): a larger benchmark's are drawn again, a block at a time."""
 def resample_indices(n: int, seed: int) -> np.ndarray:
     """The (RESAMPLES x n) task indices of one seed, drawn once as scipy.stats.bootstrap draws
     them, so every statistic over n tasks with that seed resamples the same tasks."""
+    import numpy as np
+
     indices = np.random.default_rng(seed).integers(0, n, (RESAMPLES, n), dtype=np.int32)
     indices.flags.writeable = False
     return indices
@@ -110,6 +115,8 @@ def _resample_blocks(n: int, seed: int) -> Iterator[np.ndarray]:
     """The (RESAMPLES x n) task indices of one seed, drawn as scipy.stats.bootstrap draws them,
     BLOCK rows at a time, so every statistic over n tasks with that seed resamples the same
     tasks."""
+    import numpy as np
+
     if RESAMPLES * n <= KEPT_INDICES:
         indices = resample_indices(n, seed)
         for start in range(0, RESAMPLES, BLOCK):
@@ -162,6 +169,8 @@ def _resampled(samples: tuple[np.ndarray, ...], seed: int, method: str) -> Inter
     Gives scipy.stats.bootstrap(method="percentile", paired=True) intervals with the same seed
     (tests compare them), as array operations instead of a Python call per resample.
     """
+    import numpy as np
+
     values = samples[0] - samples[1] if len(samples) == 2 else samples[0]
     n = len(values)
     estimate = float(np.mean(values))
@@ -180,6 +189,8 @@ def _resampled(samples: tuple[np.ndarray, ...], seed: int, method: str) -> Inter
 
 def mean_interval(values: list[float], seed: int = DEFAULT_SEED) -> Interval:
     """The mean of per-task values with a bootstrap interval that resamples tasks."""
+    import numpy as np
+
     if not values:
         return Interval(estimate=None, low=None, high=None, n=0, method="bootstrap")
     return _bootstrap((np.asarray(values, dtype=float),), seed, "bootstrap")
@@ -187,6 +198,8 @@ def mean_interval(values: list[float], seed: int = DEFAULT_SEED) -> Interval:
 
 def paired_difference(a: list[float], b: list[float], seed: int = DEFAULT_SEED) -> Interval:
     """mean(a - b) over the same tasks, with a paired bootstrap interval."""
+    import numpy as np
+
     if not a:
         return Interval(estimate=None, low=None, high=None, n=0, method="paired bootstrap")
     return _bootstrap((np.asarray(a, dtype=float), np.asarray(b, dtype=float)), seed,

@@ -11,12 +11,15 @@ report never imports statsmodels.
 from __future__ import annotations
 
 import itertools
+from typing import TYPE_CHECKING
 
-import numpy as np
 from pydantic import BaseModel
 
 from rubric_audit.core.model import Review
 from rubric_audit.core.words import plural
+
+if TYPE_CHECKING:
+    import numpy as np  # imported where used: reading a stored summary needs none
 
 
 class Kappa(BaseModel):
@@ -43,6 +46,8 @@ class GroupAgreement(BaseModel):
 def _codes(shared: list[dict[str, Review]], reviewers: list[str]) -> tuple[np.ndarray, int]:
     """Each shared task's labels as category numbers (task × reviewer), categories in label
     order, and how many categories there are."""
+    import numpy as np
+
     categories, codes = np.unique([[by[r].label or "" for r in reviewers] for by in shared],
                                   return_inverse=True)
     return codes.reshape(len(shared), len(reviewers)), len(categories)
@@ -51,6 +56,8 @@ def _codes(shared: list[dict[str, Review]], reviewers: list[str]) -> tuple[np.nd
 def _cohen(shared: list[dict[str, Review]], pair: list[str]) -> float | None:
     """Cohen's kappa of two reviewers: observed agreement against the agreement their own label
     shares give by chance (statsmodels' cohens_kappa, step for step)."""
+    import numpy as np
+
     if not shared:
         return None
     codes, n = _codes(shared, pair)
@@ -66,6 +73,8 @@ def _cohen(shared: list[dict[str, Review]], pair: list[str]) -> float | None:
 def _fleiss(shared: list[dict[str, Review]], reviewers: list[str]) -> float | None:
     """Fleiss' kappa: the mean agreement among reviewers per task against the agreement the
     pooled label shares give by chance (statsmodels' fleiss_kappa, step for step)."""
+    import numpy as np
+
     if not shared:
         return None
     codes, n = _codes(shared, reviewers)

@@ -240,7 +240,7 @@ class RunsImport:
 def add_runs(store: AuditStore, runs: RecordedRuns, stage: str = "input:runs") -> ImportSummary:
     """Runs as read, added as they are: their attempts, with the tasks they name where a task
     is not stored yet, and the sources' metrics; none of an import's checks of them nor their
-    tasks shared over variants (`audit.job.import_into` does both)."""
+    tasks shared over variants (`audit.stages.import_into` does both)."""
     with store.transaction():
         store.add_tasks(runs.tasks.values())
         store.add_run_tasks(runs.recorded)
