@@ -159,6 +159,12 @@ class Tolerance:
         steps = value / self.grid
         return abs(steps - round(steps)) <= 1e-6 * max(1.0, abs(steps))
 
+    @property
+    def instructed(self) -> bool:
+        """The criterion or prompt says to what precision the value is given ("two decimal
+        places", "nearest £100"), not only the target's own precision."""
+        return self.basis.startswith("rounded to ")
+
     @functools.cached_property
     def _bounds(self) -> tuple[float, float]:
         slack = 1e-9 * max(1.0, *(abs(x) for x in (self.low, self.high) if math.isfinite(x)))
