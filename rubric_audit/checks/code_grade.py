@@ -37,7 +37,14 @@ from rubric_audit.checks.numbers import (
     value_in_terms_of,
 )
 from rubric_audit.checks.owners import said_of_another
-from rubric_audit.checks.polarity import Polarity, meets, payments, valence, variance_flag
+from rubric_audit.checks.polarity import (
+    Polarity,
+    meets,
+    payments,
+    positions,
+    valence,
+    variance_flag,
+)
 from rubric_audit.core.model import CODE_GRADER, Attempt, CriterionGrade, Task
 
 # numbers the reader does not take as values: "21.1,8650" in a CSV row, "€1.250.500", and
@@ -133,6 +140,9 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
         if paid is not None:
             return paid
     if not failed:
+        sided = _position_the_other_way(criterion, reading.text, checks)
+        if sided is not None:
+            return sided
         doubted = _missing_elsewhere(claim, criterion, answer, reading, checks)
         if doubted is not None:
             return doubted
@@ -607,6 +617,25 @@ def _paid_the_other_way(payment: tuple[str, str], answer: str,
     return CodeVerdict(verdict="not_applicable", checks=checks, reason=(
         f"the answer states {amounts} but not who owes whom, which the criterion says (the "
         f"{payer} owes the {payee})"))
+
+
+def _position_the_other_way(criterion: str, answer: str,
+                            checks: list[TargetCheck]) -> CodeVerdict | None:
+    """A criterion that names one side of a net position ("a net debt position of £15,500")
+    met by a positive amount the answer names only as the other side ("Net cash = ... =
+    £15,500"): a fail, as a position's name is its sign."""
+    wanted = positions(criterion)
+    if len(wanted) != 1:
+        return None
+    said = positions(answer)
+    if not said or said & wanted or any(q.value <= 0 for c in checks for q in c.matched):
+        return None
+    other, = wanted
+    names = {"down": "net debt", "up": "net cash"}
+    amounts = ", ".join(q.text for c in checks for q in c.matched)
+    return CodeVerdict(verdict="fail", checks=checks, reason=(
+        f"the answer states {amounts} as {names['up' if other == 'down' else 'down']}, the "
+        f"other side from the criterion's {names[other]}"))
 
 
 def _bare_answer(claim: Claim, number: str) -> CodeVerdict:

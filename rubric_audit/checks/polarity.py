@@ -243,3 +243,12 @@ def payments(text: str) -> list[tuple[str, str]]:
         if not {payer.lower(), payee.lower()} & STOPWORDS:
             out.append((payer.lower(), payee.lower()))
     return out
+
+
+# A position's name is its sign: net debt is borrowings above cash, net cash the other way
+POSITION = re.compile(r"\bnet\s+(?:(?P<down>debt|borrowings?)|(?P<up>cash|funds))\b", re.I)
+
+
+def positions(text: str) -> frozenset[Direction]:
+    """The sides of a net position `text` names ("net debt": down, "net cash": up)."""
+    return frozenset(_direction(m) for m in POSITION.finditer(text))
