@@ -1371,13 +1371,13 @@ CLASSES_AFTER_HOLDOUT21 = [
      "What is the branch's net cash position (cash £21,300; overdraft £29,500)?", "pass"),
     # a closing note that prefers another figure takes the commitment away
     ("States H2 operating profit of £61,400",
-     "H2 operating profit: **£61,400**.\n\n(Note: if the £7,900 bonus accrual falls in H2 "
-     "rather than H1, the figure would be £53,500 — I'd treat that as the more prudent figure.)",
+     "H2 operating profit: **£61,400**.\n\n(Note: if the £17,200 bonus accrual falls in H2 "
+     "rather than H1, the figure would be £44,200 — I'd treat that as the more prudent figure.)",
      "What was the studio's H2 operating profit?", "fail"),
     # a figure "before" an adjustment, then the committed net figure
     ("States a gross margin of £4,700",
-     "Gross margin = £18,900 − £14,200 = £4,700 before the £900 delivery charge, so **£3,800** "
-     "net of delivery — that is the margin to report.",
+     "Gross margin = £18,900 − £14,200 = £4,700 before the £1,650 delivery charge, so "
+     "**£3,050** net of delivery — that is the margin to report.",
      "What gross margin did the dealer make on the tractor (buy £14,200, sell £18,900)?", "fail"),
     # a control band is no tolerance for the criterion's figure: its centre is another value
     ("States Freezer B averaged -18.4 °C in June",

@@ -140,6 +140,9 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
         if paid is not None:
             return paid
     if not failed:
+        preferred = _preferred_elsewhere(reading, checks)
+        if preferred is not None:
+            return preferred
         sided = _position_the_other_way(criterion, reading.text, checks)
         if sided is not None:
             return sided
@@ -617,6 +620,31 @@ def _paid_the_other_way(payment: tuple[str, str], answer: str,
     return CodeVerdict(verdict="not_applicable", checks=checks, reason=(
         f"the answer states {amounts} but not who owes whom, which the criterion says (the "
         f"{payer} owes the {payee})"))
+
+
+# "— I'd treat that as the more prudent figure", "— that is the profit to report": the answer
+# commits to the value just before, over what it said earlier
+PREFERRED_AFTER = re.compile(
+    r"[*_)]*\s*(?:net\s+of\s+[\w\s-]{1,30}?\s*)?[-–—,;:]\s*(?:(?:I|we)(?:'d|\s+would)\s+(?:treat|take|use|"
+    r"report|regard)\s+(?:that|this|it)\s+as\s+the\s+(?:more\s+|most\s+)?(?:prudent|conservative|"
+    r"safer?|better|right|correct|appropriate)|(?:that|this)\s+is\s+the\s+(?:\w+\s+){0,2}?to\s+"
+    r"(?:report|use|quote|book))\b", re.I)
+
+
+def _preferred_elsewhere(reading: Reading, checks: list[TargetCheck]) -> CodeVerdict | None:
+    """A fail where, after the values that meet, the answer says it prefers or reports another
+    value of the target's kind that misses ("**£38,700**. (Note: ... the figure would be £29,300
+    — I'd treat that as the more prudent figure.)"): the later preference is its commitment."""
+    for c in checks:
+        last = max(q.end for q in c.matched)
+        for q in reading.quantities:
+            if q.start >= last and c.target.compatible(q) \
+                    and not c.tolerance.contains(value_in_terms_of(q, c.target)) \
+                    and PREFERRED_AFTER.match(reading.text, q.end):
+                return CodeVerdict(verdict="fail", checks=checks, reason=(
+                    f"the answer states {c.matched[0].text} but then commits to {q.text} as its "
+                    f"figure; target {c.target.text} ({c.tolerance.basis})"))
+    return None
 
 
 def _position_the_other_way(criterion: str, answer: str,
