@@ -140,6 +140,9 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
         if paid is not None:
             return paid
     if not failed:
+        marked = _footnoted(answer, checks)
+        if marked is not None:
+            return CodeVerdict(verdict="not_applicable", reason=marked, checks=checks)
         preferred = _preferred_elsewhere(reading, checks)
         if preferred is not None:
             return preferred
@@ -620,6 +623,25 @@ def _paid_the_other_way(payment: tuple[str, str], answer: str,
     return CodeVerdict(verdict="not_applicable", checks=checks, reason=(
         f"the answer states {amounts} but not who owes whom, which the criterion says (the "
         f"{payer} owes the {payee})"))
+
+
+# "~42%*" ... "*on oyster only": a marker right after a value, and the note it refers to
+FOOTNOTE_MARK = re.compile(r"(?:\*|†|‡)(?![*\w])")
+FOOTNOTE_LINE = re.compile(r"(?m)^[ \t>_]*(?:\*|†|‡)(?!\*)\s*(\S[^\n]{0,80})")
+
+
+def _footnoted(answer: str, checks: list[TargetCheck]) -> str | None:
+    """Why a value that meets decides nothing where a footnote marker binds it to what its
+    note says ("Gross margin ~42%*" ... "*on oyster only; blended margin ... is 36%"): the
+    note may limit it to a part of what the criterion asks about."""
+    for c in checks:
+        for q in c.matched:
+            if FOOTNOTE_MARK.match(answer, q.end) and answer[q.start - 1:q.start] != "*":
+                note = FOOTNOTE_LINE.search(answer, q.end + 1)
+                if note is not None:
+                    return (f"{q.text} carries a footnote marker, and its note ('{note.group(1)}') "
+                            "may limit it to part of what the criterion asks about")
+    return None
 
 
 # "— I'd treat that as the more prudent figure", "— that is the profit to report": the answer
