@@ -1360,8 +1360,7 @@ CLASSES_AFTER_HOLDOUT21 = [
     ("States a break-even of 140 covers per week (accept 136 to 144)",
      "Contribution per cover = £31 − £12 = £19.\n\nBreak-even = £3,420 / £19 = **180 covers "
      "per week**.\n\nFor reference, quiet weeks serve between 136 and 144 covers.",
-     "A bistro's fixed costs are £3,420 a week. How many covers a week break even?",
-     "not_applicable"),
+     "A bistro's fixed costs are £3,420 a week. How many covers a week break even?", "fail"),
     # a position's name is its sign: net cash is not net debt
     ("States a net debt position of £8,200",
      "Net cash = £21,300 − £29,500 = **£8,200**. The branch holds a net cash position.",
