@@ -653,10 +653,22 @@ PREFERRED_AFTER = re.compile(
     r"(?:report|use|quote|book))\b", re.I)
 
 
+PREFERENCE_WORD = re.compile(r"(?:I|we)(?:'d|\s+would)\s+(?:treat|take|use|report|regard)\b|"
+                             r"\bto\s+(?:report|use|quote|book)\b", re.I)
+
+
+@functools.lru_cache(maxsize=1024)
+def _prefers(answer: str) -> bool:
+    """Whether the answer has words of preferring a figure, looked for once per answer."""
+    return PREFERENCE_WORD.search(answer) is not None
+
+
 def _preferred_elsewhere(reading: Reading, checks: list[TargetCheck]) -> CodeVerdict | None:
     """A fail where, after the values that meet, the answer says it prefers or reports another
     value of the target's kind that misses ("**£38,700**. (Note: ... the figure would be £29,300
     — I'd treat that as the more prudent figure.)"): the later preference is its commitment."""
+    if not _prefers(reading.text):
+        return None
     for c in checks:
         last = max(q.end for q in c.matched)
         for q in reading.quantities:

@@ -13,6 +13,7 @@ is a direction too (`payments`).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -249,6 +250,7 @@ def payments(text: str) -> list[tuple[str, str]]:
 POSITION = re.compile(r"\bnet\s+(?:(?P<down>debt|borrowings?)|(?P<up>cash|funds))\b", re.I)
 
 
+@functools.lru_cache(maxsize=1024)
 def positions(text: str) -> frozenset[Direction]:
     """The sides of a net position `text` names ("net debt": down, "net cash": up)."""
     return frozenset(_direction(m) for m in POSITION.finditer(text))
