@@ -1155,8 +1155,8 @@ CLASSES_AFTER_HOLDOUT18 = [
     # another subject's value of the kind after the answer's: a fail needs no value the answer
     # commits to (in bold, or as its working's result) that meets the target
     ("States the route's load factor is 73.7%",
-     "Load factor = 412,800 / 560,000 = **73.7%**.\n\nFor context, the group-wide load factor "
-     "last year was 69.8%.", "Give one decimal place.", "not_applicable"),
+     "Load factor = 412,800 / 560,000 = **73.7%**.\n\nThe group-wide load factor last year "
+     "was 69.8%.", "Give one decimal place.", "not_applicable"),
     # ... but a fail on the value said of the criterion's named subject stands
     ("States Lena Ask's publishing share of £9,840",
      "Publishing income: £32,800.\n- Lena Ask (70%): £22,960\n- Mira Holt (30%): **£9,840**", "",
@@ -1361,6 +1361,10 @@ CLASSES_AFTER_HOLDOUT21 = [
      "Contribution per cover = £31 − £12 = £19.\n\nBreak-even = £3,420 / £19 = **180 covers "
      "per week**.\n\nFor reference, quiet weeks serve between 136 and 144 covers.",
      "A bistro's fixed costs are £3,420 a week. How many covers a week break even?", "fail"),
+    # ... and a sentence opening "For context," gives another figure, not a rival to the answer's
+    ("States the route's load factor is 73.7%",
+     "Load factor = 412,800 / 560,000 = **73.7%**.\n\nFor context, the group-wide load factor "
+     "last year was 69.8%.", "Give one decimal place.", "pass"),
     # a position's name is its sign: net cash is not net debt
     ("States a net debt position of £8,200",
      "Net cash = £21,300 − £29,500 = **£8,200**. The branch holds a net cash position.",
