@@ -1155,8 +1155,8 @@ CLASSES_AFTER_HOLDOUT18 = [
     # another subject's value of the kind after the answer's: a fail needs no value the answer
     # commits to (in bold, or as its working's result) that meets the target
     ("States the route's load factor is 73.7%",
-     "Load factor = 412,800 / 560,000 = **73.7%**.\n\nFor context, the group-wide load factor "
-     "last year was 69.8%.", "Give one decimal place.", "not_applicable"),
+     "Load factor = 412,800 / 560,000 = **73.7%**.\n\nThe group-wide load factor last year "
+     "was 69.8%.", "Give one decimal place.", "not_applicable"),
     # ... but a fail on the value said of the criterion's named subject stands
     ("States Lena Ask's publishing share of £9,840",
      "Publishing income: £32,800.\n- Lena Ask (70%): £22,960\n- Mira Holt (30%): **£9,840**", "",
@@ -1352,3 +1352,64 @@ def test_a_bound_criterion_gives_an_open_tolerance_in_json_evidence() -> None:
     assert [f.check for f in findings] == ["judge_passed_value_outside_tolerance"]
     evidence = json.loads(json.dumps(findings[0].evidence, allow_nan=False))
     assert evidence["targets"][0]["tolerance"] == [80.0, None]
+
+
+
+CLASSES_AFTER_HOLDOUT21 = [
+    # a range given "for reference" about something else is not the answer's figure
+    ("States a break-even of 140 covers per week (accept 136 to 144)",
+     "Contribution per cover = £31 − £12 = £19.\n\nBreak-even = £3,420 / £19 = **180 covers "
+     "per week**.\n\nFor reference, quiet weeks serve between 136 and 144 covers.",
+     "A bistro's fixed costs are £3,420 a week. How many covers a week break even?", "fail"),
+    # ... and a sentence opening "For context," gives another figure, not a rival to the answer's
+    ("States the route's load factor is 73.7%",
+     "Load factor = 412,800 / 560,000 = **73.7%**.\n\nFor context, the group-wide load factor "
+     "last year was 69.8%.", "Give one decimal place.", "pass"),
+    # a position's name is its sign: net cash is not net debt
+    ("States a net debt position of £8,200",
+     "Net cash = £21,300 − £29,500 = **£8,200**. The branch holds a net cash position.",
+     "What is the branch's net cash position (cash £21,300; overdraft £29,500)?", "fail"),
+    ("States a net debt position of £8,200",
+     "Net debt = £29,500 − £21,300 = **£8,200**.",
+     "What is the branch's net cash position (cash £21,300; overdraft £29,500)?", "pass"),
+    # a closing note that prefers another figure takes the commitment away
+    ("States H2 operating profit of £61,400",
+     "H2 operating profit: **£61,400**.\n\n(Note: if the £17,200 bonus accrual falls in H2 "
+     "rather than H1, the figure would be £44,200 — I'd treat that as the more prudent figure.)",
+     "What was the studio's H2 operating profit?", "fail"),
+    # a figure "before" an adjustment, then the committed net figure
+    ("States a gross margin of £4,700",
+     "Gross margin = £18,900 − £14,200 = £4,700 before the £1,650 delivery charge, so "
+     "**£3,050** net of delivery — that is the margin to report.",
+     "What gross margin did the dealer make on the tractor (buy £14,200, sell £18,900)?", "fail"),
+    # a control band is no tolerance for the criterion's figure: its centre is another value
+    ("States Freezer B averaged -18.4 °C in June",
+     "Freezer B held within ±1 °C of its -18 °C set point all month, averaging **-17.6 °C**.",
+     "Freezers must be kept within ±1 °C of -18 °C. What was Freezer B's average in June?",
+     "fail"),
+    # the answer's unrounded working before an arrow is not its committed figure
+    ("States a defect rate of 3.46%",
+     "83 / 2,400 = 3.458% → **3.5%**.",
+     "What share of units were defective (83 of 2,400)? Give two decimal places.", "fail"),
+    # a footnote marker binds a value to one line of business
+    ("States a March gross margin of 38%",
+     "Gross margin ~38%*\n\n*on the bakery line only; blended margin across all lines is 31%.",
+     "What was the café's March gross margin?", "not_applicable"),
+    # an identifier in the criterion ("job 2275") is no target
+    ("States a fee of £3,140 for job 2275",
+     "Job **3140** (Mill Street survey) — fee **£2,275 + VAT**.\n\nJob 2275 is the Canal Walk "
+     "survey, still open.",
+     "What fee was invoiced for the Mill Street survey (job 2275)?", "fail"),
+    ("States a fee of £3,140 for job 2275",
+     "Job 2275 (Mill Street survey) — fee **£3,140 + VAT**.",
+     "What fee was invoiced for the Mill Street survey (job 2275)?", "pass"),
+]
+
+
+@pytest.mark.parametrize(("criterion", "answer", "prompt", "expected"), CLASSES_AFTER_HOLDOUT21)
+def test_classes_fixed_after_holdout21(criterion: str, answer: str, prompt: str,
+                                       expected: str) -> None:
+    """holdout21's: a reference range; a position's name as its sign; a note preferring another
+    figure; a figure before an adjustment; a band around another value; an unrounded working;
+    a footnote marker; an identifier in the criterion."""
+    assert verdict(criterion, answer, prompt) == expected

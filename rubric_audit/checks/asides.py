@@ -1,5 +1,6 @@
 """Which of an answer's values it gives as not its own figure for the subject: a plan or budget,
-a bar it measures against, another party's figure, a counterfactual.
+a bar it measures against, another party's figure, a counterfactual, a figure given for
+reference.
 
 "Budget: $4.6m" and a row or column headed Target or Plan give a plan (`planned`); "above the
 6.0 retailer minimum" a bar; "Industry forecasts put the uplift at 35–40%" and "Published
@@ -88,6 +89,11 @@ FIRST_PERSON = re.compile(r"\b(?:our|we|us|my|I)\b")
 COUNTERFACTUAL = NeedsWord(re.compile(
     r"^\W*(?:had|were)\s|\bwould\s+have\s+(?:been|cost|reached|totalled|come|stood)\b|"
     r"\bif\b[^.;\n]{0,80}\bhad\b", re.I), ("had", "were", "would"))
+# "For reference, peak-season weeks sell between 208 and 216 jumps": a sentence that opens by
+# giving a figure for comparison, not the answer's own
+REFERENCE_LEAD = re.compile(r"[\W_]*(?:for\s+(?:reference|context|comparison)|by\s+comparison|"
+                            r"as\s+a\s+(?:reference|comparison|benchmark))\b", re.I)
+REFERENCE_TERMS = ("reference", "comparison", "context")
 HYPOTHETICAL = "counterfactual"  # the subject word of a criterion that asks for a counterfactual
 
 
@@ -109,6 +115,7 @@ BAR_WORDS = frozenset(stem(w) for w in BAR_TERMS)
 SOURCE_WORDS = frozenset(stem(w) for w in SOURCE_TERMS)
 ALLOWANCE_WORDS = frozenset(stem(w) for w in ALLOWANCE_TERMS)
 ASSUMPTION_WORDS = frozenset(stem(w) for w in ASSUMPTION_TERMS)
+REFERENCE_WORDS = frozenset(stem(w) for w in REFERENCE_TERMS)
 
 
 def asides(text: str, quantities: Sequence[Quantity], headers: Sequence[str],
@@ -118,7 +125,8 @@ def asides(text: str, quantities: Sequence[Quantity], headers: Sequence[str],
     that say within what another is measured ("arrived within 12 minutes", "must not be placed
     within 5 m"), a window and not the figure, unless the criterion counts within one."""
     planned, bars, attributed, counterfactual, assumed = set(), set(), set(), set(), set()
-    allowed = set()
+    allowed, referenced = set(), set()
+    leads: dict[int, bool] = {}  # per segment: does it open by giving a reference figure
     spoken: dict[int, tuple[bool, bool, bool]] = {}  # per segment: may it attribute, suppose, allow
     lowered = text.lower()
     may_assume = "assum" in lowered or "input" in lowered
@@ -130,6 +138,10 @@ def asides(text: str, quantities: Sequence[Quantity], headers: Sequence[str],
                                any(w in words for w in COUNTERFACTUAL.needs),
                                any(w in words for w in ALLOWED.needs))
         may_attribute, may_suppose, may_allow = spoken[segment]
+        if segment not in leads:
+            leads[segment] = bool(REFERENCE_LEAD.match(text, bounds[segment]))
+        if leads[segment]:
+            referenced.add(i)
         if (PLANNED.search(text, max(0, q.start - 40), q.start) or PLAN_HEADER.fullmatch(headers[i])
                 or _plan_row(text, q)
                 or PLAN_CLAUSE.search(text, max(bounds[segment], q.start - 80), q.start)
@@ -154,6 +166,7 @@ def asides(text: str, quantities: Sequence[Quantity], headers: Sequence[str],
             Aside("counterfactual", frozenset(counterfactual), frozenset({HYPOTHETICAL}), only=True),
             Aside("assumption", frozenset(assumed), ASSUMPTION_WORDS),
             Aside("allowance", frozenset(allowed), ALLOWANCE_WORDS),
+            Aside("reference figure", frozenset(referenced), REFERENCE_WORDS),
             Aside("window", windows, frozenset({WINDOWED})))
 
 

@@ -408,8 +408,9 @@ def _within(reading: Reading, candidates: list[int],
 def _final_figures(reading: Reading, candidates: list[int], target: Quantity,
                    tolerance: Tolerance) -> list[int]:
     """Of a working value and the answer's own rounding of it ("14.6 days, i.e. 14 days"), the
-    one the criterion asks for: the rounding where the target is no more precise than it (the
-    answer commits to its final figure, right or wrong), else the working value (the
+    one the criterion asks for: the rounding where the target is no more precise than it, or
+    where the criterion or prompt says to what it rounds ("give two decimal places": the answer
+    commits to its final figure, right or wrong), else the working value (the
     criterion asks for the precise figure, which the answer states). Of a working value and its
     restatement in another unit ("42,615 min ≈ 71 hours"), the restatement; where the
     restatement rightly rounds the working value, the two are one value at two precisions, and
@@ -417,7 +418,7 @@ def _final_figures(reading: Reading, candidates: list[int], target: Quantity,
     dropped = set()
     for working, rounded, step in reading.roundings:
         if working in candidates and rounded in candidates:
-            coarse = tolerance.high - tolerance.low >= step * 0.999
+            coarse = tolerance.instructed or tolerance.high - tolerance.low >= step * 0.999
             dropped.add(working if coarse else rounded)
     for working, final in reading.conversions:
         if working in candidates and final in candidates:

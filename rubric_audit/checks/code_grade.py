@@ -37,7 +37,14 @@ from rubric_audit.checks.numbers import (
     value_in_terms_of,
 )
 from rubric_audit.checks.owners import said_of_another
-from rubric_audit.checks.polarity import Polarity, meets, payments, valence, variance_flag
+from rubric_audit.checks.polarity import (
+    Polarity,
+    meets,
+    payments,
+    positions,
+    valence,
+    variance_flag,
+)
 from rubric_audit.core.model import CODE_GRADER, Attempt, CriterionGrade, Task
 
 # numbers the reader does not take as values: "21.1,8650" in a CSV row, "€1.250.500", and
@@ -133,6 +140,15 @@ def grade_numeric(criterion: str, answer: str | None, prompt: str = "",
         if paid is not None:
             return paid
     if not failed:
+        marked = _footnoted(answer, checks)
+        if marked is not None:
+            return CodeVerdict(verdict="not_applicable", reason=marked, checks=checks)
+        preferred = _preferred_elsewhere(reading, checks)
+        if preferred is not None:
+            return preferred
+        sided = _position_the_other_way(criterion, reading.text, checks)
+        if sided is not None:
+            return sided
         doubted = _missing_elsewhere(claim, criterion, answer, reading, checks)
         if doubted is not None:
             return doubted
@@ -607,6 +623,81 @@ def _paid_the_other_way(payment: tuple[str, str], answer: str,
     return CodeVerdict(verdict="not_applicable", checks=checks, reason=(
         f"the answer states {amounts} but not who owes whom, which the criterion says (the "
         f"{payer} owes the {payee})"))
+
+
+# "~42%*" ... "*on oyster only": a marker right after a value, and the note it refers to
+FOOTNOTE_MARK = re.compile(r"(?:\*|†|‡)(?![*\w])")
+FOOTNOTE_LINE = re.compile(r"(?m)^[ \t>_]*(?:\*|†|‡)(?!\*)\s*(\S[^\n]{0,80})")
+
+
+def _footnoted(answer: str, checks: list[TargetCheck]) -> str | None:
+    """Why a value that meets decides nothing where a footnote marker binds it to what its
+    note says ("Gross margin ~42%*" ... "*on oyster only; blended margin ... is 36%"): the
+    note may limit it to a part of what the criterion asks about."""
+    for c in checks:
+        for q in c.matched:
+            if FOOTNOTE_MARK.match(answer, q.end) and answer[q.start - 1:q.start] != "*":
+                note = FOOTNOTE_LINE.search(answer, q.end + 1)
+                if note is not None:
+                    return (f"{q.text} carries a footnote marker, and its note ('{note.group(1)}') "
+                            "may limit it to part of what the criterion asks about")
+    return None
+
+
+# "— I'd treat that as the more prudent figure", "— that is the profit to report": the answer
+# commits to the value just before, over what it said earlier
+PREFERRED_AFTER = re.compile(
+    r"[*_)]*\s*(?:net\s+of\s+[\w\s-]{1,30}?\s*)?[-–—,;:]\s*(?:(?:I|we)(?:'d|\s+would)\s+(?:treat|take|use|"
+    r"report|regard)\s+(?:that|this|it)\s+as\s+the\s+(?:more\s+|most\s+)?(?:prudent|conservative|"
+    r"safer?|better|right|correct|appropriate)|(?:that|this)\s+is\s+the\s+(?:\w+\s+){0,2}?to\s+"
+    r"(?:report|use|quote|book))\b", re.I)
+
+
+PREFERENCE_WORD = re.compile(r"(?:I|we)(?:'d|\s+would)\s+(?:treat|take|use|report|regard)\b|"
+                             r"\bto\s+(?:report|use|quote|book)\b", re.I)
+
+
+@functools.lru_cache(maxsize=1024)
+def _prefers(answer: str) -> bool:
+    """Whether the answer has words of preferring a figure, looked for once per answer."""
+    return PREFERENCE_WORD.search(answer) is not None
+
+
+def _preferred_elsewhere(reading: Reading, checks: list[TargetCheck]) -> CodeVerdict | None:
+    """A fail where, after the values that meet, the answer says it prefers or reports another
+    value of the target's kind that misses ("**£38,700**. (Note: ... the figure would be £29,300
+    — I'd treat that as the more prudent figure.)"): the later preference is its commitment."""
+    if not _prefers(reading.text):
+        return None
+    for c in checks:
+        last = max(q.end for q in c.matched)
+        for q in reading.quantities:
+            if q.start >= last and c.target.compatible(q) \
+                    and not c.tolerance.contains(value_in_terms_of(q, c.target)) \
+                    and PREFERRED_AFTER.match(reading.text, q.end):
+                return CodeVerdict(verdict="fail", checks=checks, reason=(
+                    f"the answer states {c.matched[0].text} but then commits to {q.text} as its "
+                    f"figure; target {c.target.text} ({c.tolerance.basis})"))
+    return None
+
+
+def _position_the_other_way(criterion: str, answer: str,
+                            checks: list[TargetCheck]) -> CodeVerdict | None:
+    """A criterion that names one side of a net position ("a net debt position of £15,500")
+    met by a positive amount the answer names only as the other side ("Net cash = ... =
+    £15,500"): a fail, as a position's name is its sign."""
+    wanted = positions(criterion)
+    if len(wanted) != 1:
+        return None
+    said = positions(answer)
+    if not said or said & wanted or any(q.value <= 0 for c in checks for q in c.matched):
+        return None
+    other, = wanted
+    names = {"down": "net debt", "up": "net cash"}
+    amounts = ", ".join(q.text for c in checks for q in c.matched)
+    return CodeVerdict(verdict="fail", checks=checks, reason=(
+        f"the answer states {amounts} as {names['up' if other == 'down' else 'down']}, the "
+        f"other side from the criterion's {names[other]}"))
 
 
 def _bare_answer(claim: Claim, number: str) -> CodeVerdict:

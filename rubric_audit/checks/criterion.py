@@ -159,6 +159,12 @@ class Tolerance:
         steps = value / self.grid
         return abs(steps - round(steps)) <= 1e-6 * max(1.0, abs(steps))
 
+    @property
+    def instructed(self) -> bool:
+        """The criterion or prompt says to what precision the value is given ("two decimal
+        places", "nearest £100"), not only the target's own precision."""
+        return self.basis.startswith("rounded to ")
+
     @functools.cached_property
     def _bounds(self) -> tuple[float, float]:
         slack = 1e-9 * max(1.0, *(abs(x) for x in (self.low, self.high) if math.isfinite(x)))
@@ -320,7 +326,8 @@ def _stated_tolerance(text: str, target: Quantity) -> Tolerance | None:
     plus_minus = re.search(r"(?:within|±|\+/[-−]|plus\s+or\s+minus)\s*", text, re.I)
     if plus_minus:
         after = [q for q in found if q.start >= plus_minus.end()]
-        if after and not _other_measure(after[0], target):
+        if after and not _other_measure(after[0], target) and not _band_of_another(text, after,
+                                                                                   target):
             width = after[0]
             if width.dimension == "percent" and target.dimension != "percent":
                 delta = abs(target.value) * width.value / 100
@@ -331,6 +338,21 @@ def _stated_tolerance(text: str, target: Quantity) -> Tolerance | None:
             return Tolerance(low=target.value - delta, high=target.value + delta,
                              basis=f"stated +/- {width.text}")
     return _rounding_tolerance(text, target)
+
+
+# "within ±1 °C of 18 °C": a band around its centre, which follows the width
+BAND_CENTRE = re.compile(r"\s*(?:°\s*[CF]|[a-z]{1,3})?\s+of\s+(?:the\s+|its\s+|a\s+)?$", re.I)
+
+
+def _band_of_another(text: str, after: list[Quantity], target: Quantity) -> bool:
+    """A width is a band around another value where its centre ("of 18 °C") is the same kind
+    as the target but not it: a control band ("held within ±1 °C of 18 °C") is no tolerance for
+    a reading of 18.6 °C."""
+    if len(after) < 2 or not BAND_CENTRE.match(text[after[0].end:after[1].start]):
+        return False
+    centre = after[1]
+    return comparable(centre, target) \
+        and abs(value_in_terms_of(centre, target) - target.value) > 1e-9 * max(1.0, abs(target.value))
 
 
 def _rounding_tolerance(text: str, target: Quantity) -> Tolerance | None:

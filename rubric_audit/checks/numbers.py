@@ -84,8 +84,9 @@ THRESHOLD = NeedsWord(re.compile(
     r"exceeding|at\s+least|at\s+most|up\s+to|minimum\s+of|maximum\s+of)|[<>≤≥]=?)\s*$", re.I),
     ("than", "above", "below", "over", "under", "exceeding", "least", "most", "up", "minimum",
      "maximum", "<", ">", "≤", "≥"))  # "turnover 12.7%" is no threshold
-THRESHOLD_AFTER = re.compile(r"\s*(?:\+(?![\d$€£¥])|or\s+(?:more|fewer|less|greater|higher|lower|"
-                             r"above|below|over|under)\b)", re.I)
+# "250+ staff" is a threshold; "£1,850 + VAT" is an amount with tax added
+THRESHOLD_AFTER = re.compile(r"\s*(?:\+(?![\d$€£¥]|\s*(?:VAT|GST|sales\s+tax|tax)\b)|"
+                             r"or\s+(?:more|fewer|less|greater|higher|lower|above|below|over|under)\b)", re.I)
 REFERENCE = NeedsWord(re.compile(r"(?:clause|section|article|note|schedule|paragraph|item|page|§|"
                                   r"\bno\.?|number|amendment|version)\s*$", re.I),
                        ("clause", "section", "article", "note", "schedule", "paragraph", "item",
@@ -111,7 +112,7 @@ _REFERENCE_WORDS = (
     "versions?|steps?|tables?|figures?|figs?|pages?|pp|lines?|box|codes?|regulations?|regs?|"
     "standards?|tiers?|phases?|periods?|rooms?|suites?|floors?|amendments?|questions?|cfr|usc|u\\.s\\.c|"
     "ifrs|ias|asc|irc|iso|stages?|levels?|scenarios?|series|lots?|buildings?|routes?|"
-    "orders?|contracts?|loans?|patents?|bills?|acts?|years?|quarters?|months?|weeks?|days?|"
+    "orders?|jobs?|contracts?|loans?|patents?|bills?|acts?|years?|quarters?|months?|weeks?|days?|"
     "options?|nos?|numbers?|ids?|refs?|references?|sku|serial|reg|scopes?|workstreams?|waves?|"
     "categor(?:y|ies)|"
     "drg|cpt|icd(?:-10)?|ndc|hcpcs|naics|npi|isin|cusip|ein|"

@@ -13,6 +13,7 @@ is a direction too (`payments`).
 
 from __future__ import annotations
 
+import functools
 import re
 from dataclasses import dataclass
 from typing import Literal
@@ -243,3 +244,13 @@ def payments(text: str) -> list[tuple[str, str]]:
         if not {payer.lower(), payee.lower()} & STOPWORDS:
             out.append((payer.lower(), payee.lower()))
     return out
+
+
+# A position's name is its sign: net debt is borrowings above cash, net cash the other way
+POSITION = re.compile(r"\bnet\s+(?:(?P<down>debt|borrowings?)|(?P<up>cash|funds))\b", re.I)
+
+
+@functools.lru_cache(maxsize=1024)
+def positions(text: str) -> frozenset[Direction]:
+    """The sides of a net position `text` names ("net debt": down, "net cash": up)."""
+    return frozenset(_direction(m) for m in POSITION.finditer(text))
