@@ -97,8 +97,8 @@ def audit_command(
     bench, runs = audit_inputs(paths or [], bench, runs)
     result = run_audit(bench, runs, out_dir, options)
     if result.reused:
-        out.print("Nothing read has changed since the audit stored here: its results are reused "
-                  "and only the reports are written again.")
+        out.print("Nothing read has changed since the audit stored here: its results are reused, "
+                  "and a report or page is made again only where what it shows changed.")
     print_sources(result.imported.sources)
     s = result.summary
     out.print(f"Audited {s.tasks} tasks and {s.attempts} attempts "
