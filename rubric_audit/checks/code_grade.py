@@ -646,15 +646,15 @@ def _footnoted(answer: str, checks: list[TargetCheck]) -> str | None:
 
 # "— I'd treat that as the more prudent figure", "— that is the profit to report": the answer
 # commits to the value just before, over what it said earlier
+I_WOULD_TAKE = r"(?:I|we)(?:'d|\s+would)\s+(?:treat|take|use|report|regard)"
+TO_REPORT = r"to\s+(?:report|use|quote|book)"
 PREFERRED_AFTER = re.compile(
-    r"[*_)]*\s*(?:net\s+of\s+[\w\s-]{1,30}?\s*)?[-–—,;:]\s*(?:(?:I|we)(?:'d|\s+would)\s+(?:treat|take|use|"
-    r"report|regard)\s+(?:that|this|it)\s+as\s+the\s+(?:more\s+|most\s+)?(?:prudent|conservative|"
-    r"safer?|better|right|correct|appropriate)|(?:that|this)\s+is\s+the\s+(?:\w+\s+){0,2}?to\s+"
-    r"(?:report|use|quote|book))\b", re.I)
-
-
-PREFERENCE_WORD = re.compile(r"(?:I|we)(?:'d|\s+would)\s+(?:treat|take|use|report|regard)\b|"
-                             r"\bto\s+(?:report|use|quote|book)\b", re.I)
+    r"[*_)]*\s*(?:net\s+of\s+[\w\s-]{1,30}?\s*)?[-–—,;:]\s*(?:" + I_WOULD_TAKE
+    + r"\s+(?:that|this|it)\s+as\s+the\s+(?:more\s+|most\s+)?(?:prudent|conservative|"
+    r"safer?|better|right|correct|appropriate)|(?:that|this)\s+is\s+the\s+(?:\w+\s+){0,2}?"
+    + TO_REPORT + r")\b", re.I)
+# The words PREFERRED_AFTER needs, looked for first: most answers have none
+PREFERENCE_WORD = re.compile(I_WOULD_TAKE + r"\b|\b" + TO_REPORT + r"\b", re.I)
 
 
 @functools.lru_cache(maxsize=1024)
