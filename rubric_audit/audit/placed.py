@@ -67,10 +67,16 @@ def site_shows(folder: Path, key: str | None) -> bool:
             and {p.relative_to(folder).as_posix() for p in site.rglob("*.html")} == set(pages))
 
 
+def code_digest() -> str:
+    """The digest of rubric-audit's own files: reports and pages made by other code are made
+    again."""
+    return TreeDigests().digest(CODE).hex()
+
+
 def state(store: AuditStore, generation: int) -> dict[str, Any]:
     """What the reports show besides the store's rows: its generation, schema and the code."""
     return {"generation": generation, "schema": store.schema_version, "version": __version__,
-            "code": TreeDigests().digest(CODE).hex()}
+            "code": code_digest()}
 
 
 def placed_summary(store: AuditStore, folder: Path) -> AuditSummary | None:

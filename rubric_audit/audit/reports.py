@@ -24,7 +24,6 @@ from pathlib import Path
 
 from pydantic import BaseModel
 
-from rubric_audit.audit.inputs import CODE, TreeDigests
 from rubric_audit.audit.placed import (
     FINDINGS,
     REPORTS_META,
@@ -32,6 +31,7 @@ from rubric_audit.audit.placed import (
     SITE_KEY,
     SUMMARY,
     built,
+    code_digest,
     file_digest,
     site_key,
     site_shows,
@@ -144,7 +144,7 @@ def _write_site(store: AuditStore, summary: AuditSummary, findings: list[Finding
     were made from (`SITE_KEY`), last. A page whose digest the previous site's record holds, by
     the same code, is that site's file linked in (its bytes and modification time kept), not
     made again: adding a variant or a review makes again only the pages that show it."""
-    code = TreeDigests().digest(CODE).hex()
+    code = code_digest()
     before = built(previous)
     kept = before.get("pages", {}) if before.get("code") == code else {}
     pages: dict[str, str] = {}
